@@ -1,0 +1,109 @@
+#include "ir/Graph.h"
+
+#include <unordered_map>
+
+namespace graphc::ir {
+
+Node::Node(OpId op, std::vector<Value*> operands, AttrMap attrs, SourceLoc loc)
+    : op(op), operands(std::move(operands)), attrs(std::move(attrs)), loc(std::move(loc)) {}
+
+Value* Node::addResult(TensorType type, std::string name, SourceLoc loc) {
+  auto v = std::make_unique<Value>();
+  v->type = std::move(type);
+  v->name = std::move(name);
+  v->loc = std::move(loc);
+  v->node_ = this;
+  v->region_ = parent_;
+  v->index_ = static_cast<int>(results_.size());
+  results_.push_back(std::move(v));
+  return results_.back().get();
+}
+
+Region& Node::addRegion(std::string label) {
+  regions_.push_back(std::make_unique<Region>(std::move(label), this));
+  return *regions_.back();
+}
+
+Value* Region::addParam(TensorType type, std::string name, SourceLoc loc) {
+  auto v = std::make_unique<Value>();
+  v->type = std::move(type);
+  v->name = std::move(name);
+  v->loc = std::move(loc);
+  v->region_ = this;
+  v->index_ = static_cast<int>(params_.size());
+  params_.push_back(std::move(v));
+  return params_.back().get();
+}
+
+Node* Region::append(std::unique_ptr<Node> node) { return insert(nodes_.size(), std::move(node)); }
+
+Node* Region::insert(size_t pos, std::unique_ptr<Node> node) {
+  node->parent_ = this;
+  for (auto& r : node->results_) r->region_ = this;
+  auto it = nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(pos), std::move(node));
+  return it->get();
+}
+
+void Region::replaceAllUses(Value* from, Value* to) {
+  for (auto& n : nodes_)
+    for (Value*& v : n->operands)
+      if (v == from) v = to;
+  for (Value*& v : returns)
+    if (v == from) v = to;
+}
+
+std::vector<TensorType> Region::paramTypes() const {
+  std::vector<TensorType> out;
+  for (const auto& p : params_) out.push_back(p->type);
+  return out;
+}
+
+std::vector<TensorType> Region::returnTypes() const {
+  std::vector<TensorType> out;
+  for (const Value* v : returns) out.push_back(v->type);
+  return out;
+}
+
+Graph* Module::entry() const {
+  if (Graph* g = find("main")) return g;
+  return graphs.empty() ? nullptr : graphs.front().get();
+}
+
+Graph* Module::find(std::string_view name) const {
+  for (const auto& g : graphs)
+    if (g->name == name) return g.get();
+  return nullptr;
+}
+
+namespace {
+using ValueMap = std::unordered_map<const Value*, Value*>;
+
+void cloneRegion(const Region& from, Region& to, ValueMap& map) {
+  for (const auto& p : from.params()) map[p.get()] = to.addParam(p->type, p->name, p->loc);
+  for (const auto& n : from.nodes()) {
+    std::vector<Value*> operands;
+    for (const Value* v : n->operands) operands.push_back(map.count(v) ? map.at(v) : const_cast<Value*>(v));
+    Node* copy = to.append(std::make_unique<Node>(n->op, std::move(operands), n->attrs, n->loc));
+    for (const auto& r : n->results()) map[r.get()] = copy->addResult(r->type, r->name, r->loc);
+    for (const auto& region : n->regions()) cloneRegion(*region, copy->addRegion(region->label), map);
+  }
+  for (const Value* v : from.returns) to.returns.push_back(map.count(v) ? map.at(v) : const_cast<Value*>(v));
+  to.returnLoc = from.returnLoc;
+}
+}  // namespace
+
+std::unique_ptr<Module> clone(const Module& m) {
+  auto out = std::make_unique<Module>();
+  out->source = m.source;
+  for (const auto& g : m.graphs) {
+    auto copy = std::make_unique<Graph>(g->name);
+    copy->resultTypes = g->resultTypes;
+    copy->loc = g->loc;
+    ValueMap map;
+    cloneRegion(g->body, copy->body, map);
+    out->graphs.push_back(std::move(copy));
+  }
+  return out;
+}
+
+}  // namespace graphc::ir

@@ -1,0 +1,132 @@
+// The graph IR: a Module holds Graphs; a Graph is a signature plus a body
+// Region; a Region is an ordered list of Nodes with its own parameters and
+// returned values; a Node is one op application producing Values. Regions
+// are isolated: a node's operands come from its own region only (as
+// torch.cond passes its operands explicitly), which the verifier checks.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/Attribute.h"
+#include "ir/Diagnostics.h"
+#include "ir/Ops.h"
+#include "ir/Type.h"
+
+namespace graphc::ir {
+
+class Node;
+class Region;
+
+/// An SSA value: a region parameter or a node result.
+class Value {
+ public:
+  TensorType type;
+  /// The name it had in the source (without '%'); the printer uses it when
+  /// it is free and makes one up otherwise.
+  std::string name;
+  SourceLoc loc;
+
+  Node* definingNode() const { return node_; }
+  Region* parentRegion() const { return region_; }
+  /// Position among the node's results or the region's parameters.
+  int index() const { return index_; }
+
+ private:
+  friend class Node;
+  friend class Region;
+  Node* node_ = nullptr;
+  Region* region_ = nullptr;
+  int index_ = 0;
+};
+
+class Node {
+ public:
+  Node(OpId op, std::vector<Value*> operands, AttrMap attrs, SourceLoc loc);
+
+  OpId op;
+  std::vector<Value*> operands;
+  AttrMap attrs;
+  SourceLoc loc;
+
+  const OpInfo& info() const { return opInfo(op); }
+  std::string_view name() const { return info().name; }
+
+  const std::vector<std::unique_ptr<Value>>& results() const { return results_; }
+  Value* result(size_t k = 0) const { return results_[k].get(); }
+  size_t numResults() const { return results_.size(); }
+  Value* addResult(TensorType type, std::string name = {}, SourceLoc loc = {});
+
+  const std::vector<std::unique_ptr<Region>>& regions() const { return regions_; }
+  Region& addRegion(std::string label);
+  Region* parentRegion() const { return parent_; }
+
+ private:
+  friend class Region;
+  std::vector<std::unique_ptr<Value>> results_;
+  std::vector<std::unique_ptr<Region>> regions_;
+  Region* parent_ = nullptr;
+};
+
+class Region {
+ public:
+  explicit Region(std::string label, Node* parent = nullptr) : label(std::move(label)), parent_(parent) {}
+
+  std::string label;  // "then", "else", "body"; empty for a graph's body
+  std::vector<Value*> returns;
+  SourceLoc returnLoc;
+
+  const std::vector<std::unique_ptr<Value>>& params() const { return params_; }
+  Value* param(size_t k) const { return params_[k].get(); }
+  Value* addParam(TensorType type, std::string name = {}, SourceLoc loc = {});
+
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  /// Appends a node; its results are added by the caller.
+  Node* append(std::unique_ptr<Node> node);
+  /// Inserts before position `pos` of nodes().
+  Node* insert(size_t pos, std::unique_ptr<Node> node);
+  /// Removes the nodes for which `dead` holds (their results must be unused).
+  template <typename Pred>
+  size_t removeIf(Pred dead) {
+    size_t before = nodes_.size();
+    std::erase_if(nodes_, [&](const std::unique_ptr<Node>& n) { return dead(*n); });
+    return before - nodes_.size();
+  }
+  /// Replaces every use of `from` by `to` in this region (and the returns).
+  void replaceAllUses(Value* from, Value* to);
+
+  Node* parentNode() const { return parent_; }
+  std::vector<TensorType> paramTypes() const;
+  std::vector<TensorType> returnTypes() const;
+
+ private:
+  std::vector<std::unique_ptr<Value>> params_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  Node* parent_;
+};
+
+class Graph {
+ public:
+  explicit Graph(std::string name) : name(std::move(name)), body("") {}
+
+  std::string name;  // without '@'
+  Region body;
+  std::vector<TensorType> resultTypes;
+  SourceLoc loc;
+};
+
+class Module {
+ public:
+  std::vector<std::unique_ptr<Graph>> graphs;
+  std::shared_ptr<const SourceBuffer> source;  // keeps locations printable
+
+  /// `@main` if present, else the first graph; null for an empty module.
+  Graph* entry() const;
+  Graph* find(std::string_view name) const;
+};
+
+/// Deep copy of a module (values re-created, names and locations kept).
+std::unique_ptr<Module> clone(const Module& m);
+
+}  // namespace graphc::ir

@@ -1,0 +1,586 @@
+// Type rules of the .graph ops: dtype checks (no implicit promotion),
+// NumPy/PyTorch broadcasting over static and symbolic dims, and the shape
+// arithmetic of reductions, matmul and the shape ops. The parser, the
+// verifier and infer-types all call these, so an op's type has exactly one
+// definition.
+#include "ir/ShapeRules.h"
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+
+namespace graphc::ir::rules {
+
+namespace {
+
+TypeRuleResult fail(std::string message) { return {{}, std::move(message)}; }
+TypeRuleResult one(TensorType t) { return {{std::move(t)}, {}}; }
+
+int64_t intAttr(const AttrMap& attrs, std::string_view name, int64_t fallback) {
+  const Attribute* a = attrs.find(name);
+  return a ? a->i : fallback;
+}
+
+std::string dt(DType t) { return std::string(dtypeName(t)); }
+
+/// Operand dtypes must match exactly: graphc never promotes.
+std::string sameDType(const OpInfo& op, std::span<const TensorType> operands) {
+  for (size_t k = 1; k < operands.size(); ++k)
+    if (operands[k].dtype != operands[0].dtype)
+      return fmt::format("operand dtypes of '{}' differ: {} vs {} (graphc does not promote; insert a cast)", op.name,
+                         dt(operands[0].dtype), dt(operands[k].dtype));
+  return {};
+}
+
+std::string needFloat(const OpInfo& op, DType t) {
+  if (isFloat(t)) return {};
+  return fmt::format("'{}' needs a floating-point operand, got {} (insert a cast)", op.name, dt(t));
+}
+
+/// A product of sizes kept as an integer times a sorted multiset of symbols,
+/// so that reshape can check element counts of symbolic shapes.
+struct SizeProduct {
+  int64_t constant = 1;
+  std::vector<std::string> symbols;
+  bool overflow = false;
+
+  void multiply(const Dim& d) {
+    if (d.isStatic()) {
+      if (__builtin_mul_overflow(constant, d.size, &constant)) overflow = true;
+    } else {
+      symbols.insert(std::upper_bound(symbols.begin(), symbols.end(), d.symbol), d.symbol);
+    }
+  }
+  std::string str() const {
+    std::string s = std::to_string(constant);
+    for (const std::string& sym : symbols) s += "*" + sym;
+    return s;
+  }
+};
+
+SizeProduct productOf(const Shape& s) {
+  SizeProduct p;
+  for (const Dim& d : s) p.multiply(d);
+  return p;
+}
+
+std::vector<TensorType> typesOf(std::span<const TensorType> s) { return {s.begin(), s.end()}; }
+
+}  // namespace
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b, std::string& error) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    // Align trailing dims; a missing leading dim acts as 1.
+    const Dim one = Dim::of(1);
+    const Dim& da = k < rank - a.size() ? one : a[k - (rank - a.size())];
+    const Dim& db = k < rank - b.size() ? one : b[k - (rank - b.size())];
+    if (da == db || db.isStatic(1)) {
+      out[k] = da;
+    } else if (da.isStatic(1)) {
+      out[k] = db;
+    } else {
+      error = fmt::format("shapes {} and {} do not broadcast: size {} vs {}", toString(a), toString(b), toString(da),
+                          toString(db));
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// ---- pointwise -------------------------------------------------------------
+
+TypeRuleResult unarySigned(const OpInfo& op, const TypeRuleInput& in) {
+  if (in.operands[0].dtype == DType::Bool) return fail(fmt::format("'{}' does not accept bool operands", op.name));
+  return one(in.operands[0]);
+}
+
+TypeRuleResult unaryFloat(const OpInfo& op, const TypeRuleInput& in) {
+  if (auto e = needFloat(op, in.operands[0].dtype); !e.empty()) return fail(e);
+  return one(in.operands[0]);
+}
+
+TypeRuleResult gelu(const OpInfo& op, const TypeRuleInput& in) {
+  if (const Attribute* a = in.attrs.find("approximate"); a && a->s != "none" && a->s != "tanh")
+    return fail(fmt::format("attribute 'approximate' of 'gelu' must be \"none\" or \"tanh\", got {}", toString(*a)));
+  return unaryFloat(op, in);
+}
+
+TypeRuleResult unaryToBool(const OpInfo&, const TypeRuleInput& in) {
+  return one(TensorType{DType::Bool, in.operands[0].shape});
+}
+
+TypeRuleResult cast(const OpInfo&, const TypeRuleInput& in) {
+  return one(TensorType{in.attrs.find("dtype")->dtype, in.operands[0].shape});
+}
+
+namespace {
+TypeRuleResult broadcastAll(const OpInfo& op, std::span<const TensorType> operands, DType resultType) {
+  Shape shape = operands[0].shape;
+  for (size_t k = 1; k < operands.size(); ++k) {
+    std::string error;
+    auto s = broadcastShapes(shape, operands[k].shape, error);
+    if (!s) return fail(fmt::format("operands of '{}': {}", op.name, error));
+    shape = *s;
+  }
+  return one(TensorType{resultType, shape});
+}
+}  // namespace
+
+TypeRuleResult binaryArith(const OpInfo& op, const TypeRuleInput& in) {
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (in.operands[0].dtype == DType::Bool)
+    return fail(fmt::format("'{}' does not accept bool operands (use logical_and/logical_or)", op.name));
+  return broadcastAll(op, in.operands, in.operands[0].dtype);
+}
+
+TypeRuleResult binaryFloat(const OpInfo& op, const TypeRuleInput& in) {
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (auto e = needFloat(op, in.operands[0].dtype); !e.empty()) return fail(e);
+  return broadcastAll(op, in.operands, in.operands[0].dtype);
+}
+
+TypeRuleResult compare(const OpInfo& op, const TypeRuleInput& in) {
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  return broadcastAll(op, in.operands, DType::Bool);
+}
+
+TypeRuleResult where(const OpInfo& op, const TypeRuleInput& in) {
+  if (in.operands[0].dtype != DType::Bool)
+    return fail(fmt::format("the condition of 'where' must be bool, got {}", dt(in.operands[0].dtype)));
+  if (auto e = sameDType(op, in.operands.subspan(1)); !e.empty()) return fail(e);
+  return broadcastAll(op, in.operands, in.operands[1].dtype);
+}
+
+TypeRuleResult clamp(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  if (x.dtype == DType::Bool) return fail("'clamp' does not accept bool operands");
+  const Attribute* lo = in.attrs.find("min");
+  const Attribute* hi = in.attrs.find("max");
+  if (!lo && !hi) return fail("'clamp' needs at least one of the attributes 'min' and 'max'");
+  for (const Attribute* bound : {lo, hi})
+    if (bound && bound->kind == Attribute::Kind::Float && !isFloat(x.dtype))
+      return fail(fmt::format("'{}' of {} takes integer bounds, got {}", op.name, dt(x.dtype), toString(*bound)));
+  return one(x);
+}
+
+// ---- reductions and normalisation -------------------------------------------
+
+TypeRuleResult reduce(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const int64_t rank = x.rank();
+  std::vector<bool> reduced(rank, false);
+  if (const Attribute* dims = in.attrs.find("dims"); dims && !dims->list.empty()) {
+    for (const Attribute& d : dims->list) {
+      auto axis = normalizeAxis(d.i, rank);
+      if (!axis) return fail(fmt::format("dim {} of '{}' is out of range for rank {}", d.i, op.name, rank));
+      if (reduced[*axis]) return fail(fmt::format("dim {} appears twice in '{}'", d.i, op.name));
+      reduced[*axis] = true;
+    }
+  } else {
+    std::fill(reduced.begin(), reduced.end(), true);  // no dims: reduce everything
+  }
+  const Attribute* keep = in.attrs.find("keepdim");
+  const bool keepdim = keep && keep->b;
+  Shape shape;
+  for (int64_t k = 0; k < rank; ++k) {
+    if (!reduced[k]) shape.push_back(x.shape[k]);
+    else if (keepdim) shape.push_back(Dim::of(1));
+  }
+  DType result = x.dtype;
+  if (op.id == OpId::Mean) {
+    if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  } else if (op.id == OpId::Sum && !isFloat(x.dtype)) {
+    result = DType::I64;  // as torch.sum: integer and bool sums are i64
+  }
+  return one(TensorType{result, shape});
+}
+
+TypeRuleResult softmax(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  int64_t dim = in.attrs.find("dim")->i;
+  if (!normalizeAxis(dim, std::max<int64_t>(x.rank(), 1)))
+    return fail(fmt::format("dim {} of '{}' is out of range for rank {}", dim, op.name, x.rank()));
+  return one(x);
+}
+
+TypeRuleResult layerNorm(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const TensorType& w = in.operands[1];
+  if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (w.rank() == 0 || w.rank() > x.rank())
+    return fail(fmt::format("the weight of 'layer_norm' must have rank 1 to {}, got {}", x.rank(), toString(w)));
+  Shape trailing(x.shape.end() - w.rank(), x.shape.end());
+  if (trailing != w.shape)
+    return fail(fmt::format("the weight {} of 'layer_norm' does not match the trailing dims {} of the input",
+                            toString(w.shape), toString(trailing)));
+  if (in.operands.size() == 3 && in.operands[2].shape != w.shape)
+    return fail(fmt::format("the bias {} of 'layer_norm' does not match its weight {}", toString(in.operands[2].shape),
+                            toString(w.shape)));
+  if (const Attribute* eps = in.attrs.find("eps"); eps && !(eps->asDouble() > 0))
+    return fail(fmt::format("'eps' of 'layer_norm' must be positive, got {}", toString(*eps)));
+  return one(x);
+}
+
+// ---- linear algebra ---------------------------------------------------------
+
+TypeRuleResult matmul(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& a = in.operands[0];
+  const TensorType& b = in.operands[1];
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (auto e = needFloat(op, a.dtype); !e.empty()) return fail(e);
+  if (a.rank() == 0 || b.rank() == 0) return fail("'matmul' operands must have rank 1 or more");
+  // As torch.matmul: a vector operand gains a dim of 1 that the result drops.
+  Shape sa = a.shape, sb = b.shape;
+  if (a.rank() == 1) sa.insert(sa.begin(), Dim::of(1));
+  if (b.rank() == 1) sb.push_back(Dim::of(1));
+  const Dim& k1 = sa.back();
+  const Dim& k2 = sb[sb.size() - 2];
+  if (k1 != k2)
+    return fail(fmt::format("'matmul' contraction sizes differ: {} @ {} ({} vs {})", toString(a), toString(b),
+                            toString(k1), toString(k2)));
+  std::string error;
+  auto batch = broadcastShapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2), error);
+  if (!batch) return fail("batch dims of 'matmul': " + error);
+  Shape out = *batch;
+  if (a.rank() > 1) out.push_back(sa[sa.size() - 2]);
+  if (b.rank() > 1) out.push_back(sb.back());
+  return one(TensorType{a.dtype, out});
+}
+
+TypeRuleResult linear(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const TensorType& w = in.operands[1];
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  if (x.rank() == 0) return fail("the input of 'linear' must have rank 1 or more");
+  if (w.rank() != 2) return fail(fmt::format("the weight of 'linear' must be [out, in], got {}", toString(w)));
+  if (x.shape.back() != w.shape[1])
+    return fail(fmt::format("'linear' input features {} do not match the weight {} ([out, in])",
+                            toString(x.shape.back()), toString(w)));
+  if (in.operands.size() == 3) {
+    const TensorType& b = in.operands[2];
+    if (b.rank() != 1 || b.shape[0] != w.shape[0])
+      return fail(fmt::format("the bias of 'linear' must be [{}], got {}", toString(w.shape[0]), toString(b)));
+  }
+  Shape out = x.shape;
+  out.back() = w.shape[0];
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult eigh(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& a = in.operands[0];
+  if (a.dtype != DType::F32 && a.dtype != DType::F64)
+    return fail(fmt::format("'eigh' supports f32 and f64, got {}", dt(a.dtype)));
+  if (a.rank() < 2 || a.shape[a.rank() - 1] != a.shape[a.rank() - 2])
+    return fail(fmt::format("'eigh' needs square matrices [..., n, n], got {}", toString(a)));
+  if (const Attribute* uplo = in.attrs.find("uplo"); uplo && uplo->s != "L" && uplo->s != "U")
+    return fail(fmt::format("attribute 'uplo' of 'eigh' must be \"L\" or \"U\", got {}", toString(*uplo)));
+  Shape values(a.shape.begin(), a.shape.end() - 1);
+  return {{TensorType{a.dtype, values}, a}, {}};
+}
+
+// ---- shape ops --------------------------------------------------------------
+
+TypeRuleResult reshape(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const Attribute& target = *in.attrs.find("shape");
+  Shape out;
+  int inferred = -1;
+  SizeProduct known;
+  for (size_t k = 0; k < target.list.size(); ++k) {
+    const Attribute& d = target.list[k];
+    if (d.kind == Attribute::Kind::Symbol) {
+      out.push_back(Dim::sym(d.s));
+    } else if (d.i == -1) {
+      if (inferred >= 0) return fail("'reshape' allows only one -1 in its shape");
+      inferred = static_cast<int>(k);
+      out.push_back(Dim::of(-1));
+      continue;
+    } else if (d.i < 0) {
+      return fail(fmt::format("'reshape' size {} is negative", d.i));
+    } else {
+      out.push_back(Dim::of(d.i));
+    }
+    known.multiply(out.back());
+  }
+  SizeProduct total = productOf(x.shape);
+  if (known.overflow || total.overflow) return fail("'reshape' sizes overflow");
+  if (inferred < 0) {
+    if (known.constant != total.constant || known.symbols != total.symbols)
+      return fail(fmt::format("'reshape' cannot turn {} ({} elements) into {} ({} elements)", toString(x.shape),
+                              total.str(), toString(out), known.str()));
+    return one(TensorType{x.dtype, out});
+  }
+  // -1: what remains of the input's element count after the known sizes.
+  std::vector<std::string> rest;
+  bool subset = std::includes(total.symbols.begin(), total.symbols.end(), known.symbols.begin(), known.symbols.end());
+  if (subset)
+    std::set_difference(total.symbols.begin(), total.symbols.end(), known.symbols.begin(), known.symbols.end(),
+                        std::back_inserter(rest));
+  if (!subset || known.constant == 0 || total.constant % known.constant != 0)
+    return fail(fmt::format("'reshape' cannot turn {} ({} elements) into {}", toString(x.shape), total.str(),
+                            toString(target)));
+  int64_t c = total.constant / known.constant;
+  if (rest.empty())
+    out[inferred] = Dim::of(c);
+  else if (rest.size() == 1 && c == 1)
+    out[inferred] = Dim::sym(rest[0]);
+  else
+    return fail(fmt::format("'reshape' cannot express the -1 size of {} as one dim", toString(target)));
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult permute(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const Attribute& dims = *in.attrs.find("dims");
+  if (static_cast<int64_t>(dims.list.size()) != x.rank())
+    return fail(fmt::format("'permute' dims {} must list each of the {} dims of {} once", toString(dims), x.rank(),
+                            toString(x)));
+  Shape out;
+  std::vector<bool> seen(x.rank(), false);
+  for (const Attribute& d : dims.list) {
+    auto axis = normalizeAxis(d.i, x.rank());
+    if (!axis || seen[*axis])
+      return fail(fmt::format("'permute' dims {} are not a permutation of the {} dims of {}", toString(dims),
+                              x.rank(), toString(x)));
+    seen[*axis] = true;
+    out.push_back(x.shape[*axis]);
+  }
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult transpose(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  int64_t d0 = in.attrs.find("dim0")->i, d1 = in.attrs.find("dim1")->i;
+  auto a = normalizeAxis(d0, x.rank()), b = normalizeAxis(d1, x.rank());
+  if (!a || !b) return fail(fmt::format("'transpose' dims {} and {} are out of range for rank {}", d0, d1, x.rank()));
+  Shape out = x.shape;
+  std::swap(out[*a], out[*b]);
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult expand(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const Attribute& target = *in.attrs.find("shape");
+  const int64_t rank = static_cast<int64_t>(target.list.size());
+  if (rank < x.rank())
+    return fail(fmt::format("'expand' shape {} has fewer dims than {}", toString(target), toString(x)));
+  Shape out(rank);
+  for (int64_t k = 0; k < rank; ++k) {
+    const Attribute& t = target.list[k];
+    int64_t srcIndex = k - (rank - x.rank());
+    if (t.kind == Attribute::Kind::Int && t.i == -1) {
+      if (srcIndex < 0) return fail("'expand' allows -1 only for existing dims");
+      out[k] = x.shape[srcIndex];
+      continue;
+    }
+    if (t.kind == Attribute::Kind::Int && t.i < 0) return fail(fmt::format("'expand' size {} is negative", t.i));
+    Dim want = t.kind == Attribute::Kind::Symbol ? Dim::sym(t.s) : Dim::of(t.i);
+    if (srcIndex >= 0 && x.shape[srcIndex] != want && !x.shape[srcIndex].isStatic(1))
+      return fail(fmt::format("'expand' cannot expand size {} to {} (only size-1 dims expand)",
+                              toString(x.shape[srcIndex]), toString(want)));
+    out[k] = want;
+  }
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult slice(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  int64_t d = in.attrs.find("dim")->i;
+  auto axis = normalizeAxis(d, x.rank());
+  if (!axis) return fail(fmt::format("'slice' dim {} is out of range for rank {}", d, x.rank()));
+  const Attribute* startAttr = in.attrs.find("start");
+  const Attribute* endAttr = in.attrs.find("end");
+  int64_t start = startAttr ? startAttr->i : 0;
+  int64_t end = endAttr ? endAttr->i : INT64_MAX;
+  int64_t step = intAttr(in.attrs, "step", 1);
+  if (step <= 0) return fail(fmt::format("'slice' step must be positive, got {}", step));
+  Shape out = x.shape;
+  const Dim& size = x.shape[*axis];
+  if (!size.isStatic()) {
+    if (start == 0 && end == INT64_MAX && step == 1) return one(x);
+    return fail(fmt::format("'slice' of the symbolic size {} must take the whole dim", size.symbol));
+  }
+  // As Python slicing: negative bounds count from the end, then clamp.
+  auto clampIndex = [&](int64_t i) {
+    if (i < 0) i = std::max<int64_t>(i + size.size, 0);
+    return std::min(i, size.size);
+  };
+  start = clampIndex(start);
+  end = clampIndex(end);
+  out[*axis] = Dim::of(end > start ? (end - start + step - 1) / step : 0);
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult concat(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& first = in.operands[0];
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  int64_t d = in.attrs.find("dim")->i;
+  auto axis = normalizeAxis(d, first.rank());
+  if (!axis) return fail(fmt::format("'concat' dim {} is out of range for rank {}", d, first.rank()));
+  int64_t total = 0;
+  bool symbolic = false;
+  for (const TensorType& t : in.operands) {
+    if (t.rank() != first.rank())
+      return fail(fmt::format("'concat' operands differ in rank: {} vs {}", toString(first), toString(t)));
+    for (int64_t k = 0; k < t.rank(); ++k)
+      if (k != *axis && t.shape[k] != first.shape[k])
+        return fail(fmt::format("'concat' operands differ in dim {}: {} vs {}", k, toString(first), toString(t)));
+    if (!t.shape[*axis].isStatic()) symbolic = true;
+    else if (__builtin_add_overflow(total, t.shape[*axis].size, &total)) return fail("'concat' size overflows");
+  }
+  if (symbolic && in.operands.size() > 1)
+    return fail("'concat' along a symbolic size is not supported (the result size would be a sum of symbols)");
+  Shape out = first.shape;
+  if (!symbolic) out[*axis] = Dim::of(total);
+  return one(TensorType{first.dtype, out});
+}
+
+TypeRuleResult squeeze(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  Shape out;
+  if (const Attribute* d = in.attrs.find("dim")) {
+    auto axis = normalizeAxis(d->i, x.rank());
+    if (!axis) return fail(fmt::format("'squeeze' dim {} is out of range for rank {}", d->i, x.rank()));
+    if (!x.shape[*axis].isStatic())
+      return fail(fmt::format("'squeeze' of the symbolic size {} is not allowed", x.shape[*axis].symbol));
+    out = x.shape;
+    if (x.shape[*axis].isStatic(1)) out.erase(out.begin() + *axis);  // as torch: a dim > 1 stays
+  } else {
+    for (const Dim& dim : x.shape)  // symbolic dims are never squeezed
+      if (!dim.isStatic(1)) out.push_back(dim);
+  }
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult unsqueeze(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  int64_t d = in.attrs.find("dim")->i;
+  auto axis = normalizeAxis(d, x.rank() + 1);
+  if (!axis) return fail(fmt::format("'unsqueeze' dim {} is out of range for rank {}", d, x.rank()));
+  Shape out = x.shape;
+  out.insert(out.begin() + *axis, Dim::of(1));
+  return one(TensorType{x.dtype, out});
+}
+
+// ---- creation ---------------------------------------------------------------
+
+namespace {
+/// Sizes of a nested list, read along its first elements.
+std::vector<int64_t> nestedSizes(const Attribute& v) {
+  std::vector<int64_t> sizes;
+  for (const Attribute* p = &v; p->kind == Attribute::Kind::List; p = &p->list[0]) {
+    sizes.push_back(static_cast<int64_t>(p->list.size()));
+    if (p->list.empty()) break;
+  }
+  return sizes;
+}
+
+/// Whether every sub-list at each depth has the sizes read off the first path.
+bool isRectangular(const Attribute& v, size_t depth, const std::vector<int64_t>& sizes) {
+  if (depth == sizes.size()) return v.kind != Attribute::Kind::List;
+  if (v.kind != Attribute::Kind::List || static_cast<int64_t>(v.list.size()) != sizes[depth]) return false;
+  for (const Attribute& item : v.list)
+    if (!isRectangular(item, depth + 1, sizes)) return false;
+  return true;
+}
+
+void leafKinds(const Attribute& v, bool& anyFloat, bool& anyInt, bool& anyBool) {
+  if (v.kind == Attribute::Kind::List) {
+    for (const Attribute& item : v.list) leafKinds(item, anyFloat, anyInt, anyBool);
+    return;
+  }
+  anyFloat |= v.kind == Attribute::Kind::Float;
+  anyInt |= v.kind == Attribute::Kind::Int;
+  anyBool |= v.kind == Attribute::Kind::Bool;
+}
+
+std::string valueFitsDType(const OpInfo& op, const Attribute& value, DType t) {
+  bool anyFloat = false, anyInt = false, anyBool = false;
+  leafKinds(value, anyFloat, anyInt, anyBool);
+  if (anyFloat && !isFloat(t)) return fmt::format("'{}' of {} cannot hold a float value", op.name, dt(t));
+  if (anyBool && t != DType::Bool) return fmt::format("'{}' of {} cannot hold a bool value", op.name, dt(t));
+  if (t == DType::Bool && (anyFloat || anyInt)) return fmt::format("'{}' of bool needs true/false values", op.name);
+  return {};
+}
+}  // namespace
+
+TypeRuleResult constant(const OpInfo& op, const TypeRuleInput& in) {
+  const Attribute& value = *in.attrs.find("value");
+  std::vector<int64_t> sizes = nestedSizes(value);
+  if (!isRectangular(value, 0, sizes)) return fail("'constant' value is a ragged nested list");
+  DType t;
+  if (in.declared && in.declared->size() == 1) {
+    t = (*in.declared)[0].dtype;
+  } else {
+    bool anyFloat = false, anyInt = false, anyBool = false;
+    leafKinds(value, anyFloat, anyInt, anyBool);
+    t = anyFloat ? DType::F32 : anyInt ? DType::I64 : anyBool ? DType::Bool : DType::F32;  // as torch.tensor
+  }
+  if (auto e = valueFitsDType(op, value, t); !e.empty()) return fail(e);
+  return one(TensorType{t, staticShape(sizes)});
+}
+
+TypeRuleResult full(const OpInfo& op, const TypeRuleInput& in) {
+  if (!in.declared || in.declared->size() != 1)
+    return fail("'full' needs its result type, e.g. `%z = full() {value = 0.0} : f32[4, 4]`");
+  const TensorType& t = (*in.declared)[0];
+  if (auto e = valueFitsDType(op, *in.attrs.find("value"), t.dtype); !e.empty()) return fail(e);
+  return one(t);
+}
+
+// ---- control flow and fusion ------------------------------------------------
+
+namespace {
+std::string regionTakesOperands(std::string_view label, const std::vector<TensorType>& params,
+                                std::span<const TensorType> operands) {
+  if (params.size() != operands.size())
+    return fmt::format("region '{}' takes {} parameters but the op passes {} operands", label, params.size(),
+                       operands.size());
+  for (size_t k = 0; k < params.size(); ++k)
+    if (params[k] != operands[k])
+      return fmt::format("parameter {} of region '{}' is {} but the operand passed is {}", k, label,
+                         toString(params[k]), toString(operands[k]));
+  return {};
+}
+
+std::string typeList(const std::vector<TensorType>& ts) {
+  std::string s = "(";
+  for (size_t k = 0; k < ts.size(); ++k) s += (k ? ", " : "") + toString(ts[k]);
+  return s + ")";
+}
+}  // namespace
+
+TypeRuleResult cond(const OpInfo&, const TypeRuleInput& in) {
+  const TensorType& pred = in.operands[0];
+  if (pred.dtype != DType::Bool || pred.rank() != 0)
+    return fail(fmt::format("the predicate of 'cond' must be bool[], got {}", toString(pred)));
+  auto passed = in.operands.subspan(1);
+  for (size_t r = 0; r < 2; ++r)
+    if (auto e = regionTakesOperands(r == 0 ? "then" : "else", in.regionParams[r], passed); !e.empty()) return fail(e);
+  if (in.regionResults[0] != in.regionResults[1])
+    return fail(fmt::format("the branches of 'cond' return different types: then {} vs else {}",
+                            typeList(in.regionResults[0]), typeList(in.regionResults[1])));
+  return {in.regionResults[0], {}};
+}
+
+TypeRuleResult fused(const OpInfo&, const TypeRuleInput& in) {
+  const std::string& name = in.attrs.find("name")->s;
+  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+    return fail(fmt::format("attribute 'name' of 'fused' must be a non-empty [A-Za-z0-9_] name, got \"{}\"", name));
+  if (in.attrs.find("kind")->s.empty()) return fail("attribute 'kind' of 'fused' must not be empty");
+  if (auto e = regionTakesOperands("body", in.regionParams[0], in.operands); !e.empty()) return fail(e);
+  return {typesOf(in.regionResults[0]), {}};
+}
+
+}  // namespace graphc::ir::rules

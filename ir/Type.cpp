@@ -1,0 +1,52 @@
+#include "ir/Type.h"
+
+#include <fmt/format.h>
+
+namespace graphc::ir {
+
+bool TensorType::isStatic() const {
+  for (const Dim& d : shape)
+    if (!d.isStatic()) return false;
+  return true;
+}
+
+std::optional<int64_t> TensorType::staticNumElements() const {
+  int64_t n = 1;
+  for (const Dim& d : shape) {
+    if (!d.isStatic()) return std::nullopt;
+    n *= d.size;
+  }
+  return n;
+}
+
+std::string toString(const Dim& d) { return d.isStatic() ? std::to_string(d.size) : d.symbol; }
+
+std::string toString(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += toString(s[i]);
+  }
+  return out + "]";
+}
+
+std::string toString(const TensorType& t) { return std::string(dtypeName(t.dtype)) + toString(t.shape); }
+
+TensorType substitute(const TensorType& t, const SymbolBindings& bindings) {
+  TensorType out = t;
+  for (Dim& d : out.shape) {
+    if (d.isStatic()) continue;
+    auto it = bindings.find(d.symbol);
+    if (it != bindings.end()) d = Dim::of(it->second);
+  }
+  return out;
+}
+
+Shape staticShape(const std::vector<int64_t>& sizes) {
+  Shape s;
+  s.reserve(sizes.size());
+  for (int64_t n : sizes) s.push_back(Dim::of(n));
+  return s;
+}
+
+}  // namespace graphc::ir

@@ -1,0 +1,138 @@
+#include "ir/Verifier.h"
+
+#include <set>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "ir/Printer.h"
+
+namespace graphc::ir {
+
+namespace {
+
+class GraphVerifier {
+ public:
+  GraphVerifier(const Graph& g, DiagnosticEngine& diags) : graph_(g), diags_(diags) {}
+
+  bool run() {
+    for (const auto& p : graph_.body.params())
+      for (const Dim& d : p->type.shape)
+        if (!d.isStatic()) boundSymbols_.insert(d.symbol);
+    region(graph_.body);
+    const Region& body = graph_.body;
+    if (body.returnTypes() != graph_.resultTypes) {
+      std::string got, want;
+      for (const TensorType& t : body.returnTypes()) got += (got.empty() ? "" : ", ") + toString(t);
+      for (const TensorType& t : graph_.resultTypes) want += (want.empty() ? "" : ", ") + toString(t);
+      error(body.returnLoc.known() ? body.returnLoc : graph_.loc,
+            fmt::format("@{} returns ({}) but its signature says ({})", graph_.name, got, want));
+    }
+    return ok_;
+  }
+
+ private:
+  void error(const SourceLoc& loc, std::string msg) {
+    diags_.error(loc, std::move(msg));
+    ok_ = false;
+  }
+
+  void checkType(const SourceLoc& loc, const TensorType& t) {
+    int64_t n = 1;
+    for (const Dim& d : t.shape) {
+      if (d.isStatic()) {
+        if (d.size < 0) error(loc, fmt::format("type {} has a negative size", toString(t)));
+        else if (__builtin_mul_overflow(n, d.size, &n)) error(loc, fmt::format("type {} has too many elements", toString(t)));
+      } else if (!boundSymbols_.count(d.symbol)) {
+        error(loc, fmt::format("symbolic size '{}' in {} is not bound by any parameter of @{}", d.symbol,
+                               toString(t), graph_.name));
+      }
+    }
+  }
+
+  void region(const Region& r) {
+    std::unordered_set<const Value*> defined;
+    for (const auto& p : r.params()) {
+      checkType(p->loc, p->type);
+      defined.insert(p.get());
+    }
+    for (const auto& n : r.nodes()) {
+      node(*n, defined);
+      for (const auto& v : n->results()) defined.insert(v.get());
+    }
+    for (const Value* v : r.returns)
+      if (!defined.count(v))
+        error(r.returnLoc, v && v->parentRegion() != &r ? "return uses a value from outside its region"
+                                                        : "return uses a value that is not defined");
+  }
+
+  void node(const Node& n, const std::unordered_set<const Value*>& defined) {
+    const OpInfo& info = n.info();
+    for (size_t k = 0; k < n.operands.size(); ++k) {
+      const Value* v = n.operands[k];
+      if (defined.count(v)) continue;
+      if (!v || v->parentRegion() == n.parentRegion())
+        error(n.loc, fmt::format("operand #{} of '{}' is not defined before its use", k, info.name));
+      else
+        error(n.loc, fmt::format("operand #{} of '{}' comes from outside its region (regions are isolated; pass "
+                                 "the value as an operand)", k, info.name));
+      return;
+    }
+    if (n.regions().size() != info.regions.size()) {
+      error(n.loc, fmt::format("'{}' has {} regions but needs {}", info.name, n.regions().size(), info.regions.size()));
+      return;
+    }
+    for (size_t k = 0; k < info.regions.size(); ++k)
+      if (n.regions()[k]->label != info.regions[k])
+        error(n.loc, fmt::format("region {} of '{}' must be '{}', not '{}'", k, info.name, info.regions[k],
+                                 n.regions()[k]->label));
+    for (const auto& r : n.regions()) region(*r);
+    for (const auto& v : n.results()) checkType(n.loc, v->type);
+    if (!ok_) return;
+
+    std::vector<TensorType> operandTypes, declared;
+    for (const Value* v : n.operands) operandTypes.push_back(v->type);
+    for (const auto& v : n.results()) declared.push_back(v->type);
+    std::vector<std::vector<TensorType>> regionParams, regionResults;
+    for (const auto& r : n.regions()) {
+      regionParams.push_back(r->paramTypes());
+      regionResults.push_back(r->returnTypes());
+    }
+    TypeRuleInput in{operandTypes, n.attrs, regionParams, regionResults, &declared};
+    TypeRuleResult inferred = inferTypes(info, in);
+    if (!inferred.ok()) {
+      error(n.loc, inferred.error);
+      return;
+    }
+    if (inferred.types != declared) {
+      std::string got, want;
+      for (const TensorType& t : declared) got += (got.empty() ? "" : ", ") + toString(t);
+      for (const TensorType& t : inferred.types) want += (want.empty() ? "" : ", ") + toString(t);
+      error(n.loc, fmt::format("'{}' results are ({}) but its operands and attributes give ({})", info.name, got, want));
+    }
+  }
+
+  const Graph& graph_;
+  DiagnosticEngine& diags_;
+  std::set<std::string> boundSymbols_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+bool verify(const Graph& g, DiagnosticEngine& diags) { return GraphVerifier(g, diags).run(); }
+
+bool verify(const Module& m, DiagnosticEngine& diags) {
+  bool ok = true;
+  std::set<std::string> names;
+  for (const auto& g : m.graphs) {
+    if (!names.insert(g->name).second) {
+      diags.error(g->loc, fmt::format("redefinition of graph @{}", g->name));
+      ok = false;
+    }
+    ok &= verify(*g, diags);
+  }
+  return ok;
+}
+
+}  // namespace graphc::ir

@@ -1,0 +1,67 @@
+#include "passes/PassManager.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+namespace graphc::passes {
+
+bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
+  auto dump = [&](const std::string& text) {
+    if (options_.dumpSink) options_.dumpSink(text);
+    else std::fputs(text.c_str(), stderr);
+  };
+  for (const auto& pass : passes_) {
+    bool changed = false;
+    for (const auto& g : m.graphs) {
+      PassResult r = pass->run(*g, diags);
+      if (r.failed) {
+        diags.error(g->loc, fmt::format("pass '{}' failed on @{}", pass->name(), g->name));
+        return false;
+      }
+      changed |= r.changed;
+    }
+    if (changed && options_.verifyEach) {
+      if (!ir::verify(m, diags)) {
+        diags.error({}, fmt::format("the IR after pass '{}' is invalid: the pass broke an invariant", pass->name()));
+        return false;
+      }
+    }
+    const bool wanted = options_.printAfterAll || options_.printAfter.count(std::string(pass->name())) ||
+                        (options_.printAfterChange && changed);
+    if (wanted) dump(fmt::format("// ----- IR after {} -----\n{}", pass->name(), ir::print(m)));
+    if (afterPass) afterPass(*pass, m, changed);
+  }
+  return true;
+}
+
+void addDefaultPipeline(PassManager& pm) {
+  pm.add(createPass("verify"));
+  pm.add(createPass("infer-types"));
+  pm.add(createPass("cse"));
+  pm.add(createPass("dce"));
+}
+
+bool addPipeline(PassManager& pm, std::string_view spec, ir::DiagnosticEngine& diags) {
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string_view name = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    if (!name.empty()) {
+      auto pass = createPass(name);
+      if (!pass) {
+        diags.error({}, fmt::format("unknown pass '{}' (graphc --list-passes lists them)", name));
+        return false;
+      }
+      pm.add(std::move(pass));
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return true;
+}
+
+}  // namespace graphc::passes

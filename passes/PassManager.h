@@ -1,0 +1,52 @@
+// Runs a list of passes over every graph of a module, verifying after each
+// pass that changed something (--verify-each, on by default) and printing
+// IR dumps with one banner per pass:
+//
+//   // ----- IR after cse -----
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+
+#include "passes/Pass.h"
+
+namespace graphc::passes {
+
+struct PassManagerOptions {
+  bool verifyEach = true;
+  bool printAfterAll = false;
+  bool printAfterChange = false;     // only passes that changed something
+  std::set<std::string> printAfter;  // --print-ir-after=PASS
+  /// Where dumps go; stderr when unset (as mlir-opt).
+  std::function<void(const std::string& text)> dumpSink;
+};
+
+class PassManager {
+ public:
+  explicit PassManager(PassManagerOptions options = {}) : options_(std::move(options)) {}
+
+  void add(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
+  const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
+
+  /// Called after every pass with the module as it is then (tests use it to
+  /// round-trip every dump).
+  std::function<void(const Pass& pass, const ir::Module& m, bool changed)> afterPass;
+
+  /// False when a pass failed or broke an invariant (diagnosed).
+  bool run(ir::Module& m, ir::DiagnosticEngine& diags);
+
+ private:
+  PassManagerOptions options_;
+  std::vector<std::unique_ptr<Pass>> passes_;
+};
+
+/// The default pipeline, in order (DESIGN §5; later stages arrive with
+/// their passes).
+void addDefaultPipeline(PassManager& pm);
+
+/// Adds the comma-separated passes of `spec` ("cse,dce"); reports an unknown
+/// name and returns false.
+bool addPipeline(PassManager& pm, std::string_view spec, ir::DiagnosticEngine& diags);
+
+}  // namespace graphc::passes

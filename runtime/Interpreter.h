@@ -1,0 +1,28 @@
+// The reference interpreter: executes a graph op by op on host tensors. It
+// is the oracle every backend and every pass is tested against, so it aims
+// at being obviously right rather than fast: floating-point work is done in
+// f64 (reductions and matmuls accumulate in f64) and rounded to the result
+// dtype once per op, as PyTorch's CPU kernels round once per op.
+#pragma once
+
+#include <vector>
+
+#include "ir/Graph.h"
+#include "runtime/Tensor.h"
+
+namespace graphc::runtime {
+
+/// Checks `inputs` against the graph's parameters (count, dtype, rank,
+/// static sizes) and binds its symbolic sizes; throws ir::Error naming the
+/// parameter that does not fit.
+ir::SymbolBindings bindInputs(const ir::Graph& g, const std::vector<Tensor>& inputs);
+
+/// Runs the graph; throws ir::Error on bad inputs or a failing library call.
+std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs);
+
+/// Evaluates one node whose regions (if any) are run by `runRegion`.
+/// `resultShapes` are the node's result shapes with symbols bound.
+std::vector<Tensor> evaluateNode(const ir::Node& n, const std::vector<Tensor>& operands,
+                                 const std::vector<std::vector<int64_t>>& resultShapes);
+
+}  // namespace graphc::runtime

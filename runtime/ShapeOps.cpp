@@ -1,0 +1,135 @@
+// Reference kernels of the shape ops (as strided gathers of whole elements,
+// dtype-blind) and of the creation ops constant and full.
+#include <cstring>
+
+#include "ir/Diagnostics.h"
+#include "ir/ShapeRules.h"
+#include "runtime/ReferenceOps.h"
+
+namespace graphc::runtime::reference {
+
+using ir::OpId;
+
+namespace {
+
+/// Copies elements: out[i0, i1, ...] = in[offset + Σ ik * strides[k]].
+Tensor gather(const Tensor& in, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+              int64_t offset) {
+  Tensor out(in.dtype(), shape);
+  const size_t elem = static_cast<size_t>(ir::dtypeSize(in.dtype()));
+  const size_t rank = shape.size();
+  std::vector<int64_t> counter(rank, 0);
+  int64_t src = offset;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    std::memcpy(out.data() + static_cast<size_t>(i) * elem, in.data() + static_cast<size_t>(src) * elem, elem);
+    for (size_t k = rank; k-- > 0;) {
+      if (++counter[k] < shape[k]) {
+        src += strides[k];
+        break;
+      }
+      src -= strides[k] * (counter[k] - 1);
+      counter[k] = 0;
+    }
+  }
+  return out;
+}
+
+int64_t axisOf(const ir::Node& n, std::string_view attr, int64_t rank) {
+  return *ir::rules::normalizeAxis(n.attrs.find(attr)->i, rank);
+}
+
+Tensor permuteTensor(const Tensor& x, const std::vector<int64_t>& perm, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> inStrides = contiguousStrides(x.shape()), strides;
+  for (int64_t p : perm) strides.push_back(inStrides[static_cast<size_t>(p)]);
+  return gather(x, shape, strides, 0);
+}
+
+Tensor concatTensors(const std::vector<Tensor>& parts, int64_t axis, const std::vector<int64_t>& shape) {
+  Tensor out(parts[0].dtype(), shape);
+  const size_t elem = static_cast<size_t>(ir::dtypeSize(out.dtype()));
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < axis; ++k) outer *= shape[k];
+  for (size_t k = static_cast<size_t>(axis) + 1; k < shape.size(); ++k) inner *= shape[k];
+  int64_t dst = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Tensor& p : parts) {
+      const int64_t block = p.shape()[axis] * inner;
+      std::memcpy(out.data() + static_cast<size_t>(dst) * elem, p.data() + static_cast<size_t>(o * block) * elem,
+                  static_cast<size_t>(block) * elem);
+      dst += block;
+    }
+  return out;
+}
+
+void fillFromList(Tensor& t, const ir::Attribute& value, int64_t& next) {
+  if (value.kind == ir::Attribute::Kind::List) {
+    for (const ir::Attribute& item : value.list) fillFromList(t, item, next);
+    return;
+  }
+  if (value.kind == ir::Attribute::Kind::Float) t.setDouble(next++, value.f);
+  else if (value.kind == ir::Attribute::Kind::Bool) t.setInt(next++, value.b);
+  else t.setInt(next++, value.i);
+}
+
+}  // namespace
+
+Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape) {
+  const Tensor& x = operands[0];
+  const int64_t rank = x.rank();
+  switch (n.op) {
+    case OpId::Reshape:
+    case OpId::Squeeze:
+    case OpId::Unsqueeze: return x.reshaped(shape);
+    case OpId::Permute: {
+      std::vector<int64_t> perm;
+      for (const ir::Attribute& d : n.attrs.find("dims")->list) perm.push_back(*ir::rules::normalizeAxis(d.i, rank));
+      return permuteTensor(x, perm, shape);
+    }
+    case OpId::Transpose: {
+      std::vector<int64_t> perm(static_cast<size_t>(rank));
+      for (int64_t k = 0; k < rank; ++k) perm[static_cast<size_t>(k)] = k;
+      std::swap(perm[static_cast<size_t>(axisOf(n, "dim0", rank))], perm[static_cast<size_t>(axisOf(n, "dim1", rank))]);
+      return permuteTensor(x, perm, shape);
+    }
+    case OpId::Expand: {
+      std::vector<int64_t> inStrides = contiguousStrides(x.shape());
+      std::vector<int64_t> strides(shape.size(), 0);
+      const size_t offset = shape.size() - x.shape().size();
+      for (size_t k = offset; k < shape.size(); ++k)
+        strides[k] = x.shape()[k - offset] == 1 ? 0 : inStrides[k - offset];
+      return gather(x, shape, strides, 0);
+    }
+    case OpId::Slice: {
+      const int64_t axis = axisOf(n, "dim", rank);
+      const int64_t size = x.shape()[axis];
+      const ir::Attribute* startAttr = n.attrs.find("start");
+      const ir::Attribute* stepAttr = n.attrs.find("step");
+      int64_t start = startAttr ? startAttr->i : 0;
+      if (start < 0) start = std::max<int64_t>(start + size, 0);
+      start = std::min(start, size);
+      std::vector<int64_t> strides = contiguousStrides(x.shape());
+      const int64_t offset = start * strides[axis];
+      strides[axis] *= stepAttr ? stepAttr->i : 1;
+      return gather(x, shape, strides, offset);
+    }
+    case OpId::Concat: return concatTensors(operands, axisOf(n, "dim", rank), shape);
+    default: throw ir::Error("reference: not a shape op");
+  }
+}
+
+Tensor creation(const ir::Node& n, ir::DType dtype, const std::vector<int64_t>& shape) {
+  Tensor out(dtype, shape);
+  const ir::Attribute& value = *n.attrs.find("value");
+  if (n.op == OpId::Constant) {
+    int64_t next = 0;
+    fillFromList(out, value, next);
+  } else {
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if (value.kind == ir::Attribute::Kind::Float) out.setDouble(i, value.f);
+      else out.setInt(i, value.kind == ir::Attribute::Kind::Bool ? value.b : value.i);
+    }
+  }
+  return out;
+}
+
+}  // namespace graphc::runtime::reference

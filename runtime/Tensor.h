@@ -1,0 +1,63 @@
+// A dense, C-ordered host tensor with shared storage. Elements are stored in
+// their own dtype (f16 and bf16 as 16-bit patterns, bool as one byte).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ir/Type.h"
+
+namespace graphc::runtime {
+
+using ir::DType;
+
+class Tensor {
+ public:
+  Tensor() = default;
+  /// A zero-filled tensor; throws ir::Error if the size overflows.
+  Tensor(DType dtype, std::vector<int64_t> shape);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_ * ir::dtypeSize(dtype_)); }
+  ir::TensorType type() const { return {dtype_, ir::staticShape(shape_)}; }
+
+  std::byte* data() { return storage_.get(); }
+  const std::byte* data() const { return storage_.get(); }
+  template <typename T>
+  T* as() { return reinterpret_cast<T*>(storage_.get()); }
+  template <typename T>
+  const T* as() const { return reinterpret_cast<const T*>(storage_.get()); }
+
+  /// Element `i` (C order) as a double / int64, whatever the dtype.
+  double getDouble(int64_t i) const;
+  int64_t getInt(int64_t i) const;
+  /// Stores `v` rounded (floats) or converted (ints: truncated toward zero,
+  /// saturating; NaN becomes 0) to the dtype.
+  void setDouble(int64_t i, double v);
+  /// Stores `v` wrapped to the dtype's width (two's complement); bool: v != 0.
+  void setInt(int64_t i, int64_t v);
+
+  /// Same storage, new shape of the same element count.
+  Tensor reshaped(std::vector<int64_t> shape) const;
+  /// Fills every byte with `byte` (tests poison outputs this way).
+  void fillBytes(uint8_t byte);
+
+ private:
+  DType dtype_ = DType::F32;
+  std::vector<int64_t> shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<std::byte[]> storage_;
+};
+
+/// Row-major strides (in elements) of a shape.
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape);
+/// Product of sizes; throws ir::Error on overflow.
+int64_t checkedNumel(const std::vector<int64_t>& shape);
+std::vector<int64_t> concreteShape(const ir::TensorType& t);
+
+}  // namespace graphc::runtime

@@ -1,0 +1,111 @@
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "frontend/DiagnosticVerifier.h"
+#include "frontend/Parser.h"
+#include "ir/Printer.h"
+#include "passes/PassManager.h"
+#include "tools/graphc/Commands.h"
+
+namespace graphc::tools {
+
+namespace {
+
+std::shared_ptr<const ir::SourceBuffer> readInput(const std::string& file, ir::DiagnosticEngine& diags) {
+  if (file != "-") return frontend::readSourceFile(file, diags);
+  auto buffer = std::make_shared<ir::SourceBuffer>();
+  buffer->name = "<stdin>";
+  std::ostringstream text;
+  text << std::cin.rdbuf();
+  buffer->text = text.str();
+  return buffer;
+}
+
+/// Parses and optimises one buffer; returns the printed result or nullopt.
+std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer>& buffer, const OptOptions& options,
+                                    ir::DiagnosticEngine& diags) {
+  auto module = frontend::parse(buffer, diags);
+  if (!module) return std::nullopt;
+  passes::PassManagerOptions pmOptions;
+  pmOptions.verifyEach = options.verifyEach;
+  pmOptions.printAfterAll = options.printAfterAll;
+  pmOptions.printAfterChange = options.printAfterChange;
+  pmOptions.printAfter = {options.printAfter.begin(), options.printAfter.end()};
+  passes::PassManager pm(pmOptions);
+  if (options.passesGiven) {
+    if (!passes::addPipeline(pm, options.passes, diags)) return std::nullopt;
+  } else {
+    passes::addDefaultPipeline(pm);
+  }
+  for (const std::string& name : options.printAfter)
+    if (!passes::createPass(name)) {
+      diags.error({}, fmt::format("--print-ir-after: unknown pass '{}'", name));
+      return std::nullopt;
+    }
+  if (!pm.run(*module, diags)) return std::nullopt;
+  return ir::print(*module);
+}
+
+}  // namespace
+
+int listPasses() {
+  std::puts("Passes (in registry order; `graphc opt` runs the default pipeline without --passes):");
+  for (const passes::PassInfo& p : passes::registeredPasses()) std::printf("  %-14s %s\n", std::string(p.name).c_str(), std::string(p.description).c_str());
+  passes::PassManager pm;
+  passes::addDefaultPipeline(pm);
+  std::string pipeline;
+  for (const auto& p : pm.passes()) pipeline += (pipeline.empty() ? "" : ",") + std::string(p->name());
+  std::printf("Default pipeline: %s\n", pipeline.c_str());
+  return 0;
+}
+
+int optCommand(const OptOptions& options) {
+  ir::DiagnosticEngine fileDiags(ir::printToStderr());
+  auto whole = readInput(options.file, fileDiags);
+  if (!whole) return 1;
+  std::vector<std::shared_ptr<const ir::SourceBuffer>> chunks;
+  if (options.splitInputFile) chunks = frontend::splitInputFile(*whole);
+  else chunks.push_back(whole);
+
+  bool ok = true;
+  std::string output;
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    if (options.verifyDiagnostics) {
+      ir::DiagnosticEngine diags;  // collected, not printed
+      optimise(chunks[k], options, diags);
+      std::string report = frontend::verifyDiagnostics(*chunks[k], diags.all());
+      if (!report.empty()) {
+        std::fputs(report.c_str(), stderr);
+        ok = false;
+      }
+      continue;
+    }
+    ir::DiagnosticEngine diags(ir::printToStderr());
+    auto printed = optimise(chunks[k], options, diags);
+    if (!printed) {
+      ok = false;
+      continue;
+    }
+    if (k) output += "// -----\n";
+    output += *printed;
+  }
+  if (!options.verifyDiagnostics) {
+    if (options.output == "-") {
+      std::fputs(output.c_str(), stdout);
+    } else {
+      std::ofstream out(options.output);
+      out << output;
+      if (!out) {
+        std::fprintf(stderr, "graphc: error: cannot write '%s'\n", options.output.c_str());
+        return 1;
+      }
+    }
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace graphc::tools

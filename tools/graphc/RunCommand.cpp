@@ -1,0 +1,145 @@
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "frontend/Parser.h"
+#include "runtime/Format.h"
+#include "runtime/Interpreter.h"
+#include "runtime/Npy.h"
+#include "runtime/Random.h"
+#include "tools/graphc/Commands.h"
+
+namespace graphc::tools {
+
+namespace {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::pair<std::string, std::string> splitAssignment(const std::string& text, std::string_view flag) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError(fmt::format("{} expects NAME=VALUE, got '{}'", flag, text));
+  std::string name = text.substr(0, eq);
+  if (name[0] == '%') name.erase(0, 1);
+  return {name, text.substr(eq + 1)};
+}
+
+int64_t parseInt(const std::string& text, std::string_view what) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+    throw UsageError(fmt::format("{}: '{}' is not a non-negative integer", what, text));
+  return v;
+}
+
+/// Builds the entry graph's inputs from --input and --dim: .npy files first
+/// (their shapes bind symbolic sizes), then rand inputs with every symbol
+/// bound by --dim or by a file.
+std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, const RunOptions& options) {
+  std::map<std::string, std::string> given;
+  for (const std::string& item : options.inputs) {
+    auto [name, value] = splitAssignment(item, "--input");
+    if (!given.emplace(name, value).second) throw UsageError(fmt::format("--input {} is given twice", name));
+  }
+  ir::SymbolBindings dims;
+  for (const std::string& item : options.dims) {
+    auto [name, value] = splitAssignment(item, "--dim");
+    dims[name] = parseInt(value, "--dim " + name);
+  }
+  const auto& params = g.body.params();
+  for (const auto& [name, value] : given) {
+    bool known = false;
+    for (const auto& p : params) known |= p->name == name;
+    if (!known) throw UsageError(fmt::format("@{} has no parameter %{}", g.name, name));
+  }
+  std::vector<runtime::Tensor> inputs(params.size());
+  std::vector<std::string> missing;
+  auto isRand = [](const std::string& v) { return v == "rand" || v.rfind("rand:", 0) == 0; };
+  for (size_t k = 0; k < params.size(); ++k) {
+    auto it = given.find(params[k]->name);
+    if (it == given.end()) {
+      missing.push_back("%" + params[k]->name);
+    } else if (!isRand(it->second)) {
+      inputs[k] = runtime::readNpy(it->second);
+      // Symbols bound by a file's shape size the rand inputs too.
+      if (inputs[k].rank() == params[k]->type.rank())
+        for (int64_t d = 0; d < inputs[k].rank(); ++d)
+          if (!params[k]->type.shape[d].isStatic()) dims.emplace(params[k]->type.shape[d].symbol, inputs[k].shape()[d]);
+    }
+  }
+  if (!missing.empty())
+    throw UsageError(fmt::format("no value for {} (pass --input NAME=PATH.npy or --input NAME=rand:SEED)",
+                                 fmt::join(missing, ", ")));
+  for (size_t k = 0; k < params.size(); ++k) {
+    const std::string& value = given.at(params[k]->name);
+    if (!isRand(value)) continue;
+    uint64_t seed = value.size() > 5 ? static_cast<uint64_t>(parseInt(value.substr(5), "rand seed")) : 0;
+    ir::TensorType t = ir::substitute(params[k]->type, dims);
+    for (const ir::Dim& d : t.shape)
+      if (!d.isStatic())
+        throw UsageError(fmt::format("input %{} has the symbolic size {}: pass --dim {}=N", params[k]->name, d.symbol,
+                                     d.symbol));
+    inputs[k] = runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed);
+  }
+  return inputs;
+}
+
+std::string summary(const runtime::Tensor& t) {
+  if (t.numel() == 0 || t.dtype() == ir::DType::Bool) return "";
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = t.getDouble(i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  return fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", lo, hi, sum / static_cast<double>(t.numel()));
+}
+
+}  // namespace
+
+int runCommand(const RunOptions& options) {
+  if (options.device != "reference") {
+    std::fprintf(stderr,
+                 "graphc: error: the %s backend is not built yet; use --device reference (the CPU and CUDA backends "
+                 "arrive with their own work items)\n",
+                 options.device.c_str());
+    return 1;
+  }
+  ir::DiagnosticEngine diags(ir::printToStderr());
+  auto buffer = frontend::readSourceFile(options.file, diags);
+  if (!buffer) return 1;
+  auto module = frontend::parse(buffer, diags);
+  if (!module) return 1;
+  const ir::Graph& g = *module->entry();
+  try {
+    std::vector<runtime::Tensor> outputs = runtime::interpret(g, buildInputs(g, options));
+    if (!options.saveOutputs.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(options.saveOutputs, ec);
+      if (ec) throw ir::Error(fmt::format("{}: cannot create directory: {}", options.saveOutputs, ec.message()));
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const runtime::Tensor& t = outputs[k];
+      std::printf("output%zu: %s%s\n", k, ir::toString(t.type()).c_str(), options.printOutputs ? "" : summary(t).c_str());
+      if (options.printOutputs) std::printf("%s\n", runtime::formatTensor(t).c_str());
+      if (!options.saveOutputs.empty())
+        runtime::writeNpy((std::filesystem::path(options.saveOutputs) / fmt::format("output{}.npy", k)).string(), t);
+    }
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "graphc: error: %s\n", e.what());
+    return 2;
+  } catch (const ir::Error& e) {
+    std::fprintf(stderr, "graphc: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace graphc::tools

@@ -1,0 +1,63 @@
+// graphc: the command-line driver, modelled on mlir-opt and hlo-opt.
+//
+//   graphc run FILE [--device reference|cpu|cuda] [--input NAME=PATH.npy|NAME=rand[:SEED]]...
+//                   [--dim SYM=N]... [--save-outputs DIR] [--print-outputs]
+//   graphc opt FILE [--passes=a,b] [--print-ir-after-all] [--print-ir-after=PASS]
+//                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
+//   graphc --list-passes
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <new>
+
+#include "tools/graphc/Commands.h"
+
+int main(int argc, char** argv) {
+  using namespace graphc::tools;
+  CLI::App app{"graphc: a small tensor-graph compiler"};
+  app.require_subcommand(0, 1);
+  bool listPassesFlag = false;
+  app.add_flag("--list-passes", listPassesFlag, "List the registered passes and exit");
+
+  RunOptions run;
+  CLI::App* runCmd = app.add_subcommand("run", "Run a graph and report its outputs");
+  runCmd->add_option("file", run.file, "A .graph file")->required();
+  runCmd->add_option("--device", run.device, "Where to run")
+      ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
+      ->default_val("reference");
+  runCmd->add_option("--input", run.inputs, "NAME=PATH.npy or NAME=rand[:SEED] for each parameter");
+  runCmd->add_option("--dim", run.dims, "SYM=N: the size of a symbolic dim for rand inputs");
+  runCmd->add_option("--save-outputs", run.saveOutputs, "Write DIR/output0.npy, DIR/output1.npy, ...");
+  runCmd->add_flag("--print-outputs", run.printOutputs, "Print the output values");
+
+  OptOptions opt;
+  CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a graph and print the result");
+  optCmd->add_option("file", opt.file, "A .graph file, or - for standard input")->required();
+  optCmd->add_option("-o", opt.output, "Output file (default: standard output)");
+  optCmd->add_option("--passes", opt.passes, "Comma-separated passes (default: the default pipeline)");
+  optCmd->add_flag("--print-ir-after-all", opt.printAfterAll, "Print the IR after every pass (to stderr)");
+  optCmd->add_option("--print-ir-after", opt.printAfter, "Print the IR after the named pass (to stderr)");
+  optCmd->add_flag("--print-ir-after-change", opt.printAfterChange, "Print the IR after each pass that changed it");
+  optCmd->add_flag("--verify-each,!--no-verify-each", opt.verifyEach, "Verify after each pass that changed the IR")
+      ->default_val(true);
+  optCmd->add_flag("--split-input-file", opt.splitInputFile, "Treat each '// -----' chunk as its own file");
+  optCmd->add_flag("--verify-diagnostics", opt.verifyDiagnostics, "Check diagnostics against expected-* comments");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int status = app.exit(e);
+    return status == 0 ? 0 : 2;
+  }
+  opt.passesGiven = optCmd->count("--passes") > 0;
+  try {
+    if (listPassesFlag) return listPasses();
+    if (runCmd->parsed()) return runCommand(run);
+    if (optCmd->parsed()) return optCommand(opt);
+  } catch (const std::bad_alloc&) {
+    std::fputs("graphc: error: out of memory\n", stderr);
+    return 1;
+  }
+  std::fputs(app.help().c_str(), stderr);
+  return 2;
+}
