@@ -388,7 +388,7 @@ class Parser {
       regionBody(r, inner, depth + 1);
     }
     if (node->regions().size() < info.regions.size())
-      fail(loc(), fmt::format("'{}' needs region '{}'", info.name, info.regions[node->regions().size()]));
+      fail(opLoc, fmt::format("'{}' needs region '{}'", info.name, info.regions[node->regions().size()]));
 
     std::vector<TensorType> declared;
     SourceLoc typesLoc;

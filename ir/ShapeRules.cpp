@@ -181,7 +181,8 @@ TypeRuleResult reduce(const OpInfo& op, const TypeRuleInput& in) {
     for (const Attribute& d : dims->list) {
       auto axis = normalizeAxis(d.i, rank);
       if (!axis) return fail(fmt::format("dim {} of '{}' is out of range for rank {}", d.i, op.name, rank));
-      if (reduced[*axis]) return fail(fmt::format("dim {} appears twice in '{}'", d.i, op.name));
+      if (reduced[*axis])
+        return fail(fmt::format("dims {} of '{}' name dim {} twice", toString(*dims), op.name, *axis));
       reduced[*axis] = true;
     }
   } else {

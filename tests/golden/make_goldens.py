@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""Writes the golden cases of tests/golden/cases with Debian's python3-torch.
+
+Each case is NAME.graph (one graph), NAME.inK.npy (its inputs) and
+NAME.outK.npy (what PyTorch computes for it). GoldenTest runs every case on
+the reference interpreter and compares with torch's default tolerances.
+
+  /usr/bin/python3 tests/golden/make_goldens.py      # rewrites cases/
+
+bf16 arrays are saved as 2-byte void ('|V2') holding the bf16 bit pattern,
+the convention of runtime/Npy.h. f16/bf16 goldens are the op computed on
+f32 copies of the inputs and rounded once (see opmath below).
+"""
+import math
+import os
+import shutil
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "cases")
+
+FLOATS = ["f16", "bf16", "f32", "f64"]
+INTS = ["i8", "i32", "i64"]
+ALL = FLOATS + INTS + ["bool"]
+TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64,
+         "i8": torch.int8, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
+NAME_OF = {v: k for k, v in TORCH.items()}
+
+rng = np.random.RandomState(1234)
+cases = []
+
+
+def tensor(dtype, shape, kind="normal"):
+    """A deterministic input of a graphc dtype."""
+    if dtype == "bool":
+        return torch.from_numpy(rng.rand(*shape) > 0.5)
+    if dtype in INTS:
+        hi = 100 if dtype == "i8" else 20
+        return torch.from_numpy(rng.randint(-hi, hi, size=shape)).to(TORCH[dtype])
+    x = rng.randn(*shape)
+    if kind == "positive":
+        x = np.abs(x) + 0.1
+    return torch.from_numpy(x).to(TORCH[dtype])
+
+
+def type_text(t):
+    return f"{NAME_OF[t.dtype]}[{', '.join(str(d) for d in t.shape)}]"
+
+
+def save_npy(path, t):
+    t = t.contiguous()
+    if t.dtype == torch.bfloat16:
+        np.save(path, t.view(torch.int16).numpy().view(np.dtype("V2")))
+    else:
+        np.save(path, t.numpy())
+
+
+def add(name, body, inputs, fn, upcast=True):
+    """body uses %i0, %i1, ... and returns its results via `return`."""
+    outputs = (opmath(fn) if upcast else fn)(*inputs)
+    if not isinstance(outputs, (list, tuple)):
+        outputs = [outputs]
+    params = ", ".join(f"%i{k}: {type_text(t)}" for k, t in enumerate(inputs))
+    results = ", ".join(type_text(o) for o in outputs)
+    text = f"// golden: {name}\ngraph @main({params}) -> ({results}) {{\n{body}\n}}\n"
+    cases.append((name, text, inputs, outputs))
+
+
+def opmath(fn):
+    """Runs fn on f32 copies of f16/bf16 inputs and rounds float results back
+    once: the "opmath" semantics of PyTorch's CUDA and current CPU kernels,
+    and of graphc's reference (torch 1.13's CPU kernels sometimes round
+    intermediates to bf16/f16, or lack those dtypes)."""
+    def wrapped(*xs):
+        low = [x.dtype for x in xs if x.dtype in (torch.float16, torch.bfloat16)]
+        if not low:
+            return fn(*xs)
+        out = fn(*[x.float() if x.dtype in (torch.float16, torch.bfloat16) else x for x in xs])
+        back = lambda o: o.to(low[0]) if o.is_floating_point() else o
+        return [back(o) for o in out] if isinstance(out, (list, tuple)) else back(out)
+    return wrapped
+
+
+# ---- unary -------------------------------------------------------------------
+unary_float = {
+    "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin,
+    "cos": torch.cos, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "silu": torch.nn.functional.silu,
+    "erf": torch.erf, "reciprocal": torch.reciprocal,
+}
+positive = {"log", "sqrt", "rsqrt", "reciprocal"}
+for op, fn in unary_float.items():
+    for dt in FLOATS:
+        x = tensor(dt, (3, 5), "positive" if op in positive else "normal")
+        add(f"{op}_{dt}", f"  %r = {op}(%i0)\n  return %r", [x], (fn))
+for dt in FLOATS:
+    x = tensor(dt, (3, 5))
+    add(f"gelu_{dt}", "  %r = gelu(%i0)\n  return %r", [x], (torch.nn.functional.gelu))
+    add(f"gelu_tanh_{dt}", "  %r = gelu(%i0) {approximate = \"tanh\"}\n  return %r", [x],
+        (lambda t: torch.nn.functional.gelu(t, approximate="tanh")))
+for op, fn in {"neg": torch.neg, "abs": torch.abs, "relu": torch.relu}.items():
+    for dt in FLOATS + INTS:
+        add(f"{op}_{dt}", f"  %r = {op}(%i0)\n  return %r", [tensor(dt, (4, 3))], (fn))
+for dt in ALL:
+    add(f"logical_not_{dt}", "  %r = logical_not(%i0)\n  return %r", [tensor(dt, (6,))], torch.logical_not)
+for src, dst in [("f32", "f16"), ("f32", "bf16"), ("f32", "f64"), ("f32", "i32"), ("f64", "i64"), ("f32", "i8"),
+                 ("i32", "f32"), ("i64", "f16"), ("bool", "f32"), ("f32", "bool"), ("i32", "i8"), ("f16", "bf16"),
+                 ("i8", "i64"), ("bf16", "f32")]:
+    x = tensor(src, (2, 5)) * (3 if src in FLOATS else 1) if src != "bool" else tensor(src, (2, 5))
+    add(f"cast_{src}_to_{dst}", f"  %r = cast(%i0) {{dtype = {dst}}}\n  return %r", [x],
+        lambda t, d=dst: t.to(TORCH[d]), upcast=False)
+
+# ---- binary ------------------------------------------------------------------
+binary = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "maximum": torch.maximum, "minimum": torch.minimum}
+for op, fn in binary.items():
+    for dt in FLOATS + INTS:
+        add(f"{op}_{dt}", f"  %r = {op}(%i0, %i1)\n  return %r", [tensor(dt, (3, 4)), tensor(dt, (4,))],
+            (fn))
+for dt in FLOATS:
+    add(f"div_{dt}", "  %r = div(%i0, %i1)\n  return %r", [tensor(dt, (3, 4)), tensor(dt, (3, 1), "positive")],
+        torch.div)
+    add(f"pow_{dt}", "  %r = pow(%i0, %i1)\n  return %r", [tensor(dt, (3, 4), "positive"), tensor(dt, (4,))],
+        (torch.pow))
+    add(f"mul_literal_{dt}", "  %r = mul(%i0, 0.5)\n  %s = add(%r, 2)\n  return %s", [tensor(dt, (5,))],
+        lambda t: t * 0.5 + 2)
+compare = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
+for op, fn in compare.items():
+    for dt in ALL:
+        a = tensor(dt, (4, 3))
+        b = a.clone()
+        b[::2] = tensor(dt, (2, 3))  # half equal, half random
+        add(f"{op}_{dt}", f"  %r = {op}(%i0, %i1)\n  return %r", [a, b], fn)
+for op, fn in {"logical_and": torch.logical_and, "logical_or": torch.logical_or}.items():
+    for dt in ALL:
+        add(f"{op}_{dt}", f"  %r = {op}(%i0, %i1)\n  return %r", [tensor(dt, (2, 3)), tensor(dt, (3,))], fn)
+for dt in ALL:
+    add(f"where_{dt}", "  %r = where(%i0, %i1, %i2)\n  return %r",
+        [tensor("bool", (3, 4)), tensor(dt, (3, 4)), tensor(dt, (4,))], torch.where)
+for dt in FLOATS:
+    add(f"clamp_{dt}", "  %r = clamp(%i0) {min = -0.5, max = 0.75}\n  return %r", [tensor(dt, (3, 5))],
+        lambda t: torch.clamp(t, -0.5, 0.75))
+for dt in INTS:
+    add(f"clamp_{dt}", "  %r = clamp(%i0) {min = -5}\n  return %r", [tensor(dt, (3, 5))],
+        lambda t: torch.clamp(t, min=-5))
+
+# ---- reductions and normalisation ----------------------------------------------
+for op, fn in {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}.items():
+    for dt in FLOATS + INTS:
+        x = tensor(dt, (3, 4, 5))
+        add(f"{op}_dims_{dt}", f"  %r = {op}(%i0) {{dims = [0, 2]}}\n  return %r", [x],
+            (lambda t, f=fn: f(t, dim=(0, 2))))
+        add(f"{op}_keepdim_{dt}", f"  %r = {op}(%i0) {{dims = [-1], keepdim = true}}\n  return %r", [x],
+            (lambda t, f=fn: f(t, dim=-1, keepdim=True)))
+    add(f"{op}_all_f32", f"  %r = {op}(%i0)\n  return %r", [tensor("f32", (4, 6))],
+        (lambda t, f=fn: f(t)) if op == "sum" else (lambda t, f=fn: f(t, dim=(0, 1))))
+add("sum_bool", "  %r = sum(%i0) {dims = [1]}\n  return %r", [tensor("bool", (3, 7))], lambda t: t.sum(dim=1))
+for dt in FLOATS:
+    add(f"mean_{dt}", "  %r = mean(%i0) {dims = [1]}\n  return %r", [tensor(dt, (4, 9))],
+        (lambda t: t.mean(dim=1)))
+    add(f"softmax_{dt}", "  %r = softmax(%i0) {dim = -1}\n  return %r", [tensor(dt, (3, 8)) * 3],
+        (lambda t: torch.softmax(t, dim=-1)))
+    add(f"softmax_dim0_{dt}", "  %r = softmax(%i0) {dim = 0}\n  return %r", [tensor(dt, (5, 3))],
+        (lambda t: torch.softmax(t, dim=0)))
+    add(f"log_softmax_{dt}", "  %r = log_softmax(%i0) {dim = 1}\n  return %r", [tensor(dt, (2, 6, 3))],
+        (lambda t: torch.log_softmax(t, dim=1)))
+    add(f"layer_norm_{dt}", "  %r = layer_norm(%i0, %i1, %i2) {eps = 1e-5}\n  return %r",
+        [tensor(dt, (4, 3, 8)), tensor(dt, (3, 8)), tensor(dt, (3, 8))],
+        (lambda x, w, b: torch.nn.functional.layer_norm(x, (3, 8), w, b, eps=1e-5)))
+    add(f"layer_norm_nobias_{dt}", "  %r = layer_norm(%i0, %i1)\n  return %r", [tensor(dt, (5, 16)), tensor(dt, (16,))],
+        (lambda x, w: torch.nn.functional.layer_norm(x, (16,), w, None)))
+
+# ---- linear algebra ------------------------------------------------------------
+for dt in FLOATS:
+    add(f"matmul_{dt}", "  %r = matmul(%i0, %i1)\n  return %r", [tensor(dt, (4, 6)), tensor(dt, (6, 5))],
+        (torch.matmul))
+    add(f"matmul_batched_{dt}", "  %r = matmul(%i0, %i1)\n  return %r", [tensor(dt, (2, 1, 3, 4)), tensor(dt, (3, 4, 2))],
+        (torch.matmul))
+    add(f"linear_{dt}", "  %r = linear(%i0, %i1, %i2)\n  return %r",
+        [tensor(dt, (2, 3, 8)), tensor(dt, (5, 8)), tensor(dt, (5,))], (torch.nn.functional.linear))
+add("matmul_vector_matrix_f32", "  %r = matmul(%i0, %i1)\n  return %r", [tensor("f32", (4,)), tensor("f32", (2, 4, 3))],
+    torch.matmul)
+add("matmul_matrix_vector_f32", "  %r = matmul(%i0, %i1)\n  return %r", [tensor("f32", (3, 4)), tensor("f32", (4,))],
+    torch.matmul)
+add("matmul_dot_f64", "  %r = matmul(%i0, %i1)\n  return %r", [tensor("f64", (7,)), tensor("f64", (7,))], torch.matmul)
+add("linear_nobias_f32", "  %r = linear(%i0, %i1)\n  return %r", [tensor("f32", (6,)), tensor("f32", (3, 6))],
+    torch.nn.functional.linear)
+for dt in ["f32", "f64"]:
+    for n in [3, 8]:
+        a = tensor(dt, (4, n, n))
+        a = a + a.transpose(-1, -2)
+        add(f"eigh_{n}_{dt}", "  %w, %v = eigh(%i0)\n  return %w, %v", [a], lambda t: list(torch.linalg.eigh(t)))
+    a = tensor(dt, (5, 5))  # only the upper triangle is read
+    add(f"eigh_upper_{dt}", "  %w, %v = eigh(%i0) {uplo = \"U\"}\n  return %w, %v", [a],
+        lambda t: list(torch.linalg.eigh(t, UPLO="U")))
+
+# ---- shape ops ---------------------------------------------------------------
+for dt in ["f32", "bf16", "i64", "bool"]:
+    x = tensor(dt, (2, 3, 4))
+    add(f"reshape_{dt}", "  %r = reshape(%i0) {shape = [4, -1]}\n  return %r", [x], lambda t: t.reshape(4, -1))
+    add(f"permute_{dt}", "  %r = permute(%i0) {dims = [2, 0, 1]}\n  return %r", [x], lambda t: t.permute(2, 0, 1))
+    add(f"transpose_{dt}", "  %r = transpose(%i0) {dim0 = 0, dim1 = -1}\n  return %r", [x],
+        lambda t: t.transpose(0, -1))
+    add(f"slice_{dt}", "  %r = slice(%i0) {dim = 2, start = -3, end = 4, step = 2}\n  return %r", [x],
+        lambda t: t[:, :, -3:4:2])
+    add(f"concat_{dt}", "  %r = concat(%i0, %i1, %i0) {dim = 1}\n  return %r", [x, tensor(dt, (2, 1, 4))],
+        lambda a, b: torch.cat([a, b, a], dim=1))
+    add(f"expand_{dt}", "  %r = expand(%i0) {shape = [2, 3, -1, 5]}\n  return %r", [tensor(dt, (3, 1, 5))],
+        lambda t: t.expand(2, 3, -1, 5).contiguous())
+for dt in ["f16", "i32"]:
+    x = tensor(dt, (3, 1, 4))
+    add(f"squeeze_{dt}", "  %r = squeeze(%i0) {dim = 1}\n  return %r", [x], lambda t: t.squeeze(1))
+    add(f"squeeze_all_{dt}", "  %r = squeeze(%i0)\n  return %r", [tensor(dt, (1, 3, 1))], lambda t: t.squeeze())
+    add(f"unsqueeze_{dt}", "  %r = unsqueeze(%i0) {dim = -1}\n  return %r", [x], lambda t: t.unsqueeze(-1))
+
+# ---- creation and control flow --------------------------------------------------
+for dt in ["f32", "f64", "i32", "bf16"]:
+    value = "[[1, 2, 3], [4, 5, 6]]" if dt == "i32" else "[[1.5, -2.0, 3.25], [0.0, 5.0, -6.5]]"
+    vals = [[1, 2, 3], [4, 5, 6]] if dt == "i32" else [[1.5, -2.0, 3.25], [0.0, 5.0, -6.5]]
+    add(f"constant_{dt}", f"  %c = constant() {{value = {value}}} : {dt}[2, 3]\n  %r = add(%i0, %c)\n  return %r",
+        [tensor(dt, (2, 3))], lambda t, v=vals: t + torch.tensor(v, dtype=t.dtype))
+    fill = "7" if dt == "i32" else "0.25"
+    add(f"full_{dt}", f"  %c = full() {{value = {fill}}} : {dt}[3]\n  %r = mul(%i0, %c)\n  return %r",
+        [tensor(dt, (2, 3))], lambda t, f=fill: t * torch.full((3,), float(f), dtype=t.dtype))
+add("constant_bool", "  %c = constant() {value = [true, false, true]}\n  %r = logical_and(%i0, %c)\n  return %r",
+    [tensor("bool", (2, 3))], lambda t: torch.logical_and(t, torch.tensor([True, False, True])))
+for taken in [True, False]:
+    pred = torch.tensor(taken)
+    add(f"cond_{'then' if taken else 'else'}",
+        "  %r = cond(%i0, %i1, %i2) then(%a: f32[3, 4], %b: f32[4]) {\n    %s = add(%a, %b)\n    %t = relu(%s)\n"
+        "    return %t\n  } else(%a: f32[3, 4], %b: f32[4]) {\n    %m = mul(%a, %b)\n    return %m\n  }\n  return %r",
+        [pred, tensor("f32", (3, 4)), tensor("f32", (4,))],
+        lambda p, a, b: torch.relu(a + b) if bool(p) else a * b)
+
+# A small composite: the MLP of examples/mlp.graph on fixed weights.
+x, w1, b1, w2, b2 = (tensor("f32", s) for s in [(5, 16), (32, 16), (32,), (4, 32), (4,)])
+add("mlp_f32", "  %h = linear(%i0, %i1, %i2)\n  %a = relu(%h)\n  %l = linear(%a, %i3, %i4)\n"
+    "  %p = softmax(%l) {dim = -1}\n  return %p", [x, w1, b1, w2, b2],
+    lambda x, w1, b1, w2, b2: torch.softmax(torch.nn.functional.linear(torch.relu(
+        torch.nn.functional.linear(x, w1, b1)), w2, b2), dim=-1))
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    for name, text, inputs, outputs in cases:
+        with open(os.path.join(OUT, f"{name}.graph"), "w") as f:
+            f.write(text)
+        for k, t in enumerate(inputs):
+            save_npy(os.path.join(OUT, f"{name}.in{k}.npy"), t)
+        for k, t in enumerate(outputs):
+            save_npy(os.path.join(OUT, f"{name}.out{k}.npy"), t)
+    print(f"wrote {len(cases)} golden cases to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

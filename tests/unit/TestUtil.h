@@ -1,0 +1,86 @@
+// Helpers shared by the unit tests: parsing with collected diagnostics,
+// tensors from values, and closeness with torch's default tolerances.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "frontend/Parser.h"
+#include "runtime/Tensor.h"
+
+namespace graphc::testing {
+
+/// Parses `text`; on failure the test fails with the diagnostics.
+inline std::unique_ptr<ir::Module> parseOk(const std::string& text) {
+  ir::DiagnosticEngine diags;
+  auto m = frontend::parseString(text, diags, "test.graph");
+  std::string messages;
+  for (const auto& d : diags.all()) messages += ir::format(d);
+  EXPECT_TRUE(m) << messages;
+  return m;
+}
+
+/// Parses `text`, which must fail; returns the first diagnostic.
+inline ir::Diagnostic parseError(const std::string& text) {
+  ir::DiagnosticEngine diags;
+  auto m = frontend::parseString(text, diags, "test.graph");
+  EXPECT_FALSE(m) << "expected a parse error";
+  if (diags.all().empty()) return {};
+  return diags.all().front();
+}
+
+inline runtime::Tensor tensorOf(ir::DType t, std::vector<int64_t> shape, const std::vector<double>& values) {
+  runtime::Tensor out(t, std::move(shape));
+  EXPECT_EQ(out.numel(), static_cast<int64_t>(values.size()));
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < out.numel(); ++i)
+    out.setDouble(static_cast<int64_t>(i), values[i]);
+  return out;
+}
+
+struct Tolerance {
+  double rtol, atol;
+};
+
+/// torch.testing's defaults; exact for integers and bool.
+inline Tolerance defaultTolerance(ir::DType t) {
+  switch (t) {
+    case ir::DType::F16: return {1e-3, 1e-5};
+    case ir::DType::BF16: return {1.6e-2, 1e-5};
+    case ir::DType::F32: return {1.3e-6, 1e-5};
+    case ir::DType::F64: return {1e-7, 1e-7};
+    default: return {0, 0};
+  }
+}
+
+/// Like torch.testing.assert_close: same dtype and shape, |a - e| <= atol +
+/// rtol |e| everywhere, NaN only where expected NaN, infinities equal.
+inline ::testing::AssertionResult allClose(const runtime::Tensor& actual, const runtime::Tensor& expected,
+                                           Tolerance tol) {
+  if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "type " << ir::toString(actual.type()) << " vs expected "
+                                         << ir::toString(expected.type());
+  int64_t mismatches = 0, first = -1;
+  double worst = 0;
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    double a = actual.getDouble(i), e = expected.getDouble(i);
+    bool ok;
+    if (!ir::isFloat(actual.dtype())) ok = actual.getInt(i) == expected.getInt(i);
+    else if (std::isnan(e)) ok = std::isnan(a);
+    else if (std::isinf(e)) ok = a == e;
+    else ok = std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e);
+    if (!ok) {
+      if (first < 0) first = i;
+      ++mismatches;
+      worst = std::max(worst, std::fabs(a - e));
+    }
+  }
+  if (mismatches == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << mismatches << " of " << actual.numel()
+                                       << " elements differ; greatest difference " << worst << "; first at " << first
+                                       << ": " << actual.getDouble(first) << " vs expected "
+                                       << expected.getDouble(first);
+}
+
+}  // namespace graphc::testing
