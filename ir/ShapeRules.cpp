@@ -536,7 +536,9 @@ TypeRuleResult full(const OpInfo& op, const TypeRuleInput& in) {
   if (!in.declared || in.declared->size() != 1)
     return fail("'full' needs its result type, e.g. `%z = full() {value = 0.0} : f32[4, 4]`");
   const TensorType& t = (*in.declared)[0];
-  if (auto e = valueFitsDType(op, *in.attrs.find("value"), t.dtype); !e.empty()) return fail(e);
+  const Attribute& value = *in.attrs.find("value");
+  if (value.kind == Attribute::Kind::List) return fail("'full' takes a scalar value (use constant for a list)");
+  if (auto e = valueFitsDType(op, value, t.dtype); !e.empty()) return fail(e);
   return one(t);
 }
 

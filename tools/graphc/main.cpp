@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a graph and print the result");
   optCmd->add_option("file", opt.file, "A .graph file, or - for standard input")->required();
   optCmd->add_option("-o", opt.output, "Output file (default: standard output)");
-  optCmd->add_option("--passes", opt.passes, "Comma-separated passes (default: the default pipeline)");
+  optCmd->add_option("--passes", opt.passes, "Comma-separated passes (default: the default pipeline; empty: none)")
+      ->expected(0, 1);
   optCmd->add_flag("--print-ir-after-all", opt.printAfterAll, "Print the IR after every pass (to stderr)");
   optCmd->add_option("--print-ir-after", opt.printAfter, "Print the IR after the named pass (to stderr)");
   optCmd->add_flag("--print-ir-after-change", opt.printAfterChange, "Print the IR after each pass that changed it");
