@@ -25,8 +25,10 @@ int main(int argc, char** argv) {
   runCmd->add_option("--device", run.device, "Where to run")
       ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
       ->default_val("reference");
-  runCmd->add_option("--input", run.inputs, "NAME=PATH.npy or NAME=rand[:SEED] for each parameter");
-  runCmd->add_option("--dim", run.dims, "SYM=N: the size of a symbolic dim for rand inputs");
+  // Repeatable options take one value per use, so they never swallow FILE.
+  runCmd->add_option("--input", run.inputs, "NAME=PATH.npy or NAME=rand[:SEED] for each parameter")
+      ->allow_extra_args(false);
+  runCmd->add_option("--dim", run.dims, "SYM=N: the size of a symbolic dim for rand inputs")->allow_extra_args(false);
   runCmd->add_option("--save-outputs", run.saveOutputs, "Write DIR/output0.npy, DIR/output1.npy, ...");
   runCmd->add_flag("--print-outputs", run.printOutputs, "Print the output values");
 
@@ -37,7 +39,8 @@ int main(int argc, char** argv) {
   optCmd->add_option("--passes", opt.passes, "Comma-separated passes (default: the default pipeline; empty: none)")
       ->expected(0, 1);
   optCmd->add_flag("--print-ir-after-all", opt.printAfterAll, "Print the IR after every pass (to stderr)");
-  optCmd->add_option("--print-ir-after", opt.printAfter, "Print the IR after the named pass (to stderr)");
+  optCmd->add_option("--print-ir-after", opt.printAfter, "Print the IR after the named pass (to stderr)")
+      ->allow_extra_args(false);
   optCmd->add_flag("--print-ir-after-change", opt.printAfterChange, "Print the IR after each pass that changed it");
   optCmd->add_flag("--verify-each,!--no-verify-each", opt.verifyEach, "Verify after each pass that changed the IR")
       ->default_val(true);
