@@ -293,12 +293,15 @@ class Parser {
     params(g->body, scope);
     expect(Tok::Arrow, "'->' and the result types");
     SourceLoc resultsLoc = loc();
-    expect(Tok::LParen, "'(' before the result types");
-    if (tok_.kind != Tok::RParen) {
-      do g->resultTypes.push_back(type());
-      while (accept(Tok::Comma));
+    if (accept(Tok::LParen)) {
+      if (tok_.kind != Tok::RParen) {
+        do g->resultTypes.push_back(type());
+        while (accept(Tok::Comma));
+      }
+      expect(Tok::RParen, "',' or ')' after the result type");
+    } else {
+      g->resultTypes.push_back(type());  // `-> f32[4]`: one result, parentheses optional
     }
-    expect(Tok::RParen, "',' or ')' after the result type");
     regionBody(g->body, scope, 0);
     std::vector<TensorType> returned = g->body.returnTypes();
     if (returned != g->resultTypes) {
@@ -355,19 +358,23 @@ class Parser {
     if (!opId) fail(opLoc, fmt::format("unknown op '{}'", opTok.text));
     const OpInfo& info = opInfo(*opId);
 
+    // The operand list may be left out for ops without operands:
+    // `constant {value = 1.0}` reads as `constant() {value = 1.0}`.
     std::vector<OperandRef> operands;
-    expect(Tok::LParen, "'(' before the operands");
-    if (tok_.kind != Tok::RParen) {
-      do {
-        OperandRef ref;
-        ref.loc = loc();
-        if (tok_.kind == Tok::ValueName) ref.value = lookup(scope, take());
-        else if (tok_.kind == Tok::Integer || tok_.kind == Tok::Float) ref.literal = take();
-        else unexpected("an operand (a %value or a number)");
-        operands.push_back(std::move(ref));
-      } while (accept(Tok::Comma));
+    if (tok_.kind != Tok::LBrace || info.maxOperands != 0) {
+      expect(Tok::LParen, "'(' before the operands");
+      if (tok_.kind != Tok::RParen) {
+        do {
+          OperandRef ref;
+          ref.loc = loc();
+          if (tok_.kind == Tok::ValueName) ref.value = lookup(scope, take());
+          else if (tok_.kind == Tok::Integer || tok_.kind == Tok::Float) ref.literal = take();
+          else unexpected("an operand (a %value or a number)");
+          operands.push_back(std::move(ref));
+        } while (accept(Tok::Comma));
+      }
+      expect(Tok::RParen, "',' or ')' after the operand");
     }
-    expect(Tok::RParen, "',' or ')' after the operand");
 
     AttrMap attrs;
     if (tok_.kind == Tok::LBrace) attrs = attributes();

@@ -39,8 +39,9 @@ int64_t parseInt(const std::string& text, std::string_view what) {
 }
 
 /// Builds the entry graph's inputs from --input and --dim: .npy files first
-/// (their shapes bind symbolic sizes), then rand inputs with every symbol
-/// bound by --dim or by a file.
+/// (their shapes bind symbolic sizes), then rand inputs. As trtexec does, a
+/// parameter without --input gets rand:K (K its position) and a symbolic
+/// size bound by nothing gets 1, each with a note, so any graph runs as is.
 std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, const RunOptions& options) {
   std::map<std::string, std::string> given;
   for (const std::string& item : options.inputs) {
@@ -59,13 +60,15 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, const RunOptions& o
     if (!known) throw UsageError(fmt::format("@{} has no parameter %{}", g.name, name));
   }
   std::vector<runtime::Tensor> inputs(params.size());
-  std::vector<std::string> missing;
+  std::vector<std::string> defaulted;
   auto isRand = [](const std::string& v) { return v == "rand" || v.rfind("rand:", 0) == 0; };
   for (size_t k = 0; k < params.size(); ++k) {
     auto it = given.find(params[k]->name);
     if (it == given.end()) {
-      missing.push_back("%" + params[k]->name);
-    } else if (!isRand(it->second)) {
+      it = given.emplace(params[k]->name, fmt::format("rand:{}", k)).first;
+      defaulted.push_back(fmt::format("%{}=rand:{}", params[k]->name, k));
+    }
+    if (!isRand(it->second)) {
       inputs[k] = runtime::readNpy(it->second);
       // Symbols bound by a file's shape size the rand inputs too.
       if (inputs[k].rank() == params[k]->type.rank())
@@ -73,20 +76,20 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, const RunOptions& o
           if (!params[k]->type.shape[d].isStatic()) dims.emplace(params[k]->type.shape[d].symbol, inputs[k].shape()[d]);
     }
   }
-  if (!missing.empty())
-    throw UsageError(fmt::format("no value for {} (pass --input NAME=PATH.npy or --input NAME=rand:SEED)",
-                                 fmt::join(missing, ", ")));
+  if (!defaulted.empty())
+    std::fprintf(stderr, "graphc: note: no --input for %s; using random inputs\n", fmt::format("{}", fmt::join(defaulted, ", ")).c_str());
+  std::vector<std::string> unsized;
   for (size_t k = 0; k < params.size(); ++k) {
     const std::string& value = given.at(params[k]->name);
     if (!isRand(value)) continue;
     uint64_t seed = value.size() > 5 ? static_cast<uint64_t>(parseInt(value.substr(5), "rand seed")) : 0;
+    for (const ir::Dim& d : params[k]->type.shape)
+      if (!d.isStatic() && dims.emplace(d.symbol, 1).second) unsized.push_back(d.symbol + "=1");
     ir::TensorType t = ir::substitute(params[k]->type, dims);
-    for (const ir::Dim& d : t.shape)
-      if (!d.isStatic())
-        throw UsageError(fmt::format("input %{} has the symbolic size {}: pass --dim {}=N", params[k]->name, d.symbol,
-                                     d.symbol));
     inputs[k] = runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed);
   }
+  if (!unsized.empty())
+    std::fprintf(stderr, "graphc: note: no --dim for %s; using size 1\n", fmt::format("{}", fmt::join(unsized, ", ")).c_str());
   return inputs;
 }
 
