@@ -6,6 +6,7 @@
 #include "ir/ShapeRules.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 
 #include <fmt/format.h>
@@ -419,7 +420,7 @@ TypeRuleResult slice(const OpInfo&, const TypeRuleInput& in) {
   };
   start = clampIndex(start);
   end = clampIndex(end);
-  out[*axis] = Dim::of(end > start ? (end - start + step - 1) / step : 0);
+  out[*axis] = Dim::of(end > start ? 1 + (end - start - 1) / step : 0);  // ceil, without overflow
   return one(TensorType{x.dtype, out});
 }
 

@@ -20,8 +20,8 @@ ir::SymbolBindings bindInputs(const ir::Graph& g, const std::vector<Tensor>& inp
 /// Runs the graph; throws ir::Error on bad inputs or a failing library call.
 std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs);
 
-/// Evaluates one node whose regions (if any) are run by `runRegion`.
-/// `resultShapes` are the node's result shapes with symbols bound.
+/// Evaluates one node that has no regions (cond and fused are run by
+/// interpret). `resultShapes` are its result shapes with symbols bound.
 std::vector<Tensor> evaluateNode(const ir::Node& n, const std::vector<Tensor>& operands,
                                  const std::vector<std::vector<int64_t>>& resultShapes);
 

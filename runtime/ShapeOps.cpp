@@ -109,7 +109,8 @@ Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std
       start = std::min(start, size);
       std::vector<int64_t> strides = contiguousStrides(x.shape());
       const int64_t offset = start * strides[axis];
-      strides[axis] *= stepAttr ? stepAttr->i : 1;
+      // A step past the end leaves one element (or none), and the stride is never used.
+      if (shape[axis] > 1) strides[axis] *= stepAttr ? stepAttr->i : 1;
       return gather(x, shape, strides, offset);
     }
     case OpId::Concat: return concatTensors(operands, axisOf(n, "dim", rank), shape);

@@ -158,3 +158,20 @@ graph @g(%x: f32[B]) -> (f32[B, B, B]) {
 
 }  // namespace
 }  // namespace graphc
+
+namespace graphc {
+namespace {
+
+TEST(Interpreter, SliceWithAHugeStepTakesOneElement) {
+  auto m = testing::parseOk(R"(
+graph @g(%x: f32[5, 2]) -> (f32[1, 2]) {
+  %s = slice(%x) {dim = 0, start = 1, step = 9223372036854775807}
+  return %s
+})");
+  ASSERT_TRUE(m);
+  Tensor x = tensorOf(DType::F32, {5, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_TRUE(testing::allClose(runtime::interpret(*m->entry(), {x})[0], tensorOf(DType::F32, {1, 2}, {2, 3}), {0, 0}));
+}
+
+}  // namespace
+}  // namespace graphc
