@@ -303,15 +303,9 @@ class Parser {
       g->resultTypes.push_back(type());  // `-> f32[4]`: one result, parentheses optional
     }
     regionBody(g->body, scope, 0);
-    std::vector<TensorType> returned = g->body.returnTypes();
-    if (returned != g->resultTypes) {
-      auto list = [](const std::vector<TensorType>& ts) {
-        std::string s;
-        for (const TensorType& t : ts) s += (s.empty() ? "" : ", ") + toString(t);
-        return s;
-      };
+    if (g->body.returnTypes() != g->resultTypes) {
       diags_.error(g->body.returnLoc, fmt::format("@{} returns ({}) but its signature says ({})", g->name,
-                                                  list(returned), list(g->resultTypes)))
+                                                  toString(g->body.returnTypes()), toString(g->resultTypes)))
           .note(resultsLoc, "result types declared here");
       throw ParseFailure{};
     }
@@ -410,28 +404,16 @@ class Parser {
       if (!operands[k].value) operands[k].value = materializeLiteral(region, operands[k], literalDType(*opId, operands, k));
     for (const OperandRef& ref : operands) node->operands.push_back(ref.value);
 
-    std::vector<TensorType> operandTypes;
-    for (const Value* v : node->operands) operandTypes.push_back(v->type);
-    std::vector<std::vector<TensorType>> regionParams, regionResults;
-    for (const auto& r : node->regions()) {
-      regionParams.push_back(r->paramTypes());
-      regionResults.push_back(r->returnTypes());
-    }
-    TypeRuleInput in{operandTypes, node->attrs, regionParams, regionResults, hasTypes ? &declared : nullptr};
-    TypeRuleResult inferred = inferTypes(info, in);
+    TypeRuleResult inferred = inferTypes(*node, hasTypes ? &declared : nullptr);
     if (!inferred.ok()) fail(opLoc, inferred.error);
 
     if (names.size() != inferred.types.size())
       fail(loc(names.front()), fmt::format("'{}' produces {} result{} but {} name{} given", info.name,
                                            inferred.types.size(), inferred.types.size() == 1 ? "" : "s", names.size(),
                                            names.size() == 1 ? " is" : "s are"));
-    if (hasTypes && declared != inferred.types) {
-      std::string got, want;
-      for (const TensorType& t : declared) got += (got.empty() ? "" : ", ") + toString(t);
-      for (const TensorType& t : inferred.types) want += (want.empty() ? "" : ", ") + toString(t);
+    if (hasTypes && declared != inferred.types)
       fail(typesLoc, fmt::format("declared result type{} ({}) but '{}' gives ({})", declared.size() == 1 ? "" : "s",
-                                 got, info.name, want));
-    }
+                                 toString(declared), info.name, toString(inferred.types)));
     Node* n = region.append(std::move(node));
     for (size_t k = 0; k < names.size(); ++k) define(scope, names[k], n->addResult(inferred.types[k], names[k].text, loc(names[k])));
   }

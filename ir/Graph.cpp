@@ -7,11 +7,16 @@ namespace graphc::ir {
 Node::Node(OpId op, std::vector<Value*> operands, AttrMap attrs, SourceLoc loc)
     : op(op), operands(std::move(operands)), attrs(std::move(attrs)), loc(std::move(loc)) {}
 
-Value* Node::addResult(TensorType type, std::string name, SourceLoc loc) {
+std::unique_ptr<Value> Value::create(TensorType type, std::string name, SourceLoc loc) {
   auto v = std::make_unique<Value>();
   v->type = std::move(type);
   v->name = std::move(name);
   v->loc = std::move(loc);
+  return v;
+}
+
+Value* Node::addResult(TensorType type, std::string name, SourceLoc loc) {
+  auto v = Value::create(std::move(type), std::move(name), std::move(loc));
   v->node_ = this;
   v->region_ = parent_;
   v->index_ = static_cast<int>(results_.size());
@@ -25,10 +30,7 @@ Region& Node::addRegion(std::string label) {
 }
 
 Value* Region::addParam(TensorType type, std::string name, SourceLoc loc) {
-  auto v = std::make_unique<Value>();
-  v->type = std::move(type);
-  v->name = std::move(name);
-  v->loc = std::move(loc);
+  auto v = Value::create(std::move(type), std::move(name), std::move(loc));
   v->region_ = this;
   v->index_ = static_cast<int>(params_.size());
   params_.push_back(std::move(v));
@@ -62,6 +64,17 @@ std::vector<TensorType> Region::returnTypes() const {
   std::vector<TensorType> out;
   for (const Value* v : returns) out.push_back(v->type);
   return out;
+}
+
+TypeRuleResult inferTypes(const Node& n, const std::vector<TensorType>* declared) {
+  std::vector<TensorType> operandTypes;
+  for (const Value* v : n.operands) operandTypes.push_back(v->type);
+  std::vector<std::vector<TensorType>> regionParams, regionResults;
+  for (const auto& r : n.regions()) {
+    regionParams.push_back(r->paramTypes());
+    regionResults.push_back(r->returnTypes());
+  }
+  return inferTypes(n.info(), TypeRuleInput{operandTypes, n.attrs, regionParams, regionResults, declared});
 }
 
 Graph* Module::entry() const {

@@ -36,6 +36,7 @@ class Value {
  private:
   friend class Node;
   friend class Region;
+  static std::unique_ptr<Value> create(TensorType type, std::string name, SourceLoc loc);
   Node* node_ = nullptr;
   Region* region_ = nullptr;
   int index_ = 0;
@@ -125,6 +126,11 @@ class Module {
   Graph* entry() const;
   Graph* find(std::string_view name) const;
 };
+
+/// Runs the node's type rule on its operands, attributes and regions.
+/// `declared` are the result types to check creation ops against: the ones
+/// written in the source, or the node's current ones.
+TypeRuleResult inferTypes(const Node& n, const std::vector<TensorType>* declared);
 
 /// Deep copy of a module (values re-created, names and locations kept).
 std::unique_ptr<Module> clone(const Module& m);

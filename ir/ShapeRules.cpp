@@ -558,11 +558,6 @@ std::string regionTakesOperands(std::string_view label, const std::vector<Tensor
   return {};
 }
 
-std::string typeList(const std::vector<TensorType>& ts) {
-  std::string s = "(";
-  for (size_t k = 0; k < ts.size(); ++k) s += (k ? ", " : "") + toString(ts[k]);
-  return s + ")";
-}
 }  // namespace
 
 TypeRuleResult cond(const OpInfo&, const TypeRuleInput& in) {
@@ -573,8 +568,8 @@ TypeRuleResult cond(const OpInfo&, const TypeRuleInput& in) {
   for (size_t r = 0; r < 2; ++r)
     if (auto e = regionTakesOperands(r == 0 ? "then" : "else", in.regionParams[r], passed); !e.empty()) return fail(e);
   if (in.regionResults[0] != in.regionResults[1])
-    return fail(fmt::format("the branches of 'cond' return different types: then {} vs else {}",
-                            typeList(in.regionResults[0]), typeList(in.regionResults[1])));
+    return fail(fmt::format("the branches of 'cond' return different types: then ({}) vs else ({})",
+                            toString(in.regionResults[0]), toString(in.regionResults[1])));
   return {in.regionResults[0], {}};
 }
 

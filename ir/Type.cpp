@@ -32,6 +32,12 @@ std::string toString(const Shape& s) {
 
 std::string toString(const TensorType& t) { return std::string(dtypeName(t.dtype)) + toString(t.shape); }
 
+std::string toString(const std::vector<TensorType>& types) {
+  std::string out;
+  for (size_t k = 0; k < types.size(); ++k) out += (k ? ", " : "") + toString(types[k]);
+  return out;
+}
+
 TensorType substitute(const TensorType& t, const SymbolBindings& bindings) {
   TensorType out = t;
   for (Dim& d : out.shape) {

@@ -43,6 +43,8 @@ std::string toString(const Dim& d);
 std::string toString(const Shape& s);
 /// `f32[B, 128]`, `bool[]`.
 std::string toString(const TensorType& t);
+/// `f32[4], i64[]`: a comma-separated list, without parentheses.
+std::string toString(const std::vector<TensorType>& types);
 
 /// Replaces every bound symbol in `t` by its value; unbound symbols stay.
 TensorType substitute(const TensorType& t, const SymbolBindings& bindings);

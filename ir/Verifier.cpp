@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "ir/Printer.h"
 
 namespace graphc::ir {
 
@@ -21,13 +20,10 @@ class GraphVerifier {
         if (!d.isStatic()) boundSymbols_.insert(d.symbol);
     region(graph_.body);
     const Region& body = graph_.body;
-    if (body.returnTypes() != graph_.resultTypes) {
-      std::string got, want;
-      for (const TensorType& t : body.returnTypes()) got += (got.empty() ? "" : ", ") + toString(t);
-      for (const TensorType& t : graph_.resultTypes) want += (want.empty() ? "" : ", ") + toString(t);
+    if (body.returnTypes() != graph_.resultTypes)
       error(body.returnLoc.known() ? body.returnLoc : graph_.loc,
-            fmt::format("@{} returns ({}) but its signature says ({})", graph_.name, got, want));
-    }
+            fmt::format("@{} returns ({}) but its signature says ({})", graph_.name, toString(body.returnTypes()),
+                        toString(graph_.resultTypes)));
     return ok_;
   }
 
@@ -90,26 +86,16 @@ class GraphVerifier {
     for (const auto& v : n.results()) checkType(n.loc, v->type);
     if (!ok_) return;
 
-    std::vector<TensorType> operandTypes, declared;
-    for (const Value* v : n.operands) operandTypes.push_back(v->type);
+    std::vector<TensorType> declared;
     for (const auto& v : n.results()) declared.push_back(v->type);
-    std::vector<std::vector<TensorType>> regionParams, regionResults;
-    for (const auto& r : n.regions()) {
-      regionParams.push_back(r->paramTypes());
-      regionResults.push_back(r->returnTypes());
-    }
-    TypeRuleInput in{operandTypes, n.attrs, regionParams, regionResults, &declared};
-    TypeRuleResult inferred = inferTypes(info, in);
+    TypeRuleResult inferred = inferTypes(n, &declared);
     if (!inferred.ok()) {
       error(n.loc, inferred.error);
       return;
     }
-    if (inferred.types != declared) {
-      std::string got, want;
-      for (const TensorType& t : declared) got += (got.empty() ? "" : ", ") + toString(t);
-      for (const TensorType& t : inferred.types) want += (want.empty() ? "" : ", ") + toString(t);
-      error(n.loc, fmt::format("'{}' results are ({}) but its operands and attributes give ({})", info.name, got, want));
-    }
+    if (inferred.types != declared)
+      error(n.loc, fmt::format("'{}' results are ({}) but its operands and attributes give ({})", info.name,
+                               toString(declared), toString(inferred.types)));
   }
 
   const Graph& graph_;

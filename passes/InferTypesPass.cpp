@@ -15,16 +15,9 @@ bool inferRegion(ir::Region& r, ir::DiagnosticEngine& diags, bool& changed) {
   for (const auto& n : r.nodes()) {
     for (const auto& region : n->regions())
       if (!inferRegion(*region, diags, changed)) return false;
-    std::vector<ir::TensorType> operandTypes, declared;
-    for (const ir::Value* v : n->operands) operandTypes.push_back(v->type);
+    std::vector<ir::TensorType> declared;
     for (const auto& v : n->results()) declared.push_back(v->type);
-    std::vector<std::vector<ir::TensorType>> regionParams, regionResults;
-    for (const auto& region : n->regions()) {
-      regionParams.push_back(region->paramTypes());
-      regionResults.push_back(region->returnTypes());
-    }
-    ir::TypeRuleInput in{operandTypes, n->attrs, regionParams, regionResults, &declared};
-    ir::TypeRuleResult inferred = ir::inferTypes(n->info(), in);
+    ir::TypeRuleResult inferred = ir::inferTypes(*n, &declared);
     if (!inferred.ok()) {
       diags.error(n->loc, inferred.error);
       return false;

@@ -16,21 +16,8 @@ std::vector<int64_t> broadcastIndices(const std::vector<int64_t>& out, const std
   std::vector<int64_t> inStrides = contiguousStrides(in);
   std::vector<int64_t> stride(rank, 0);
   for (size_t k = offset; k < rank; ++k) stride[k] = in[k - offset] == 1 ? 0 : inStrides[k - offset];
-  const int64_t n = checkedNumel(out);
-  std::vector<int64_t> indices(static_cast<size_t>(n));
-  std::vector<int64_t> counter(rank, 0);
-  int64_t current = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    indices[static_cast<size_t>(i)] = current;
-    for (size_t k = rank; k-- > 0;) {  // odometer increment
-      if (++counter[k] < out[k]) {
-        current += stride[k];
-        break;
-      }
-      current -= stride[k] * (counter[k] - 1);
-      counter[k] = 0;
-    }
-  }
+  std::vector<int64_t> indices(static_cast<size_t>(checkedNumel(out)));
+  forEachStrided(out, stride, 0, [&](int64_t i, int64_t src) { indices[static_cast<size_t>(i)] = src; });
   return indices;
 }
 

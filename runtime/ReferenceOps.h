@@ -9,6 +9,29 @@
 
 namespace graphc::runtime::reference {
 
+/// Calls visit(i, src) for each element i (C order) of `shape`, where
+/// src = offset + Σ index[k] * strides[k]: the one strided walk behind
+/// broadcasting and the shape ops.
+template <typename Visit>
+void forEachStrided(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, int64_t offset,
+                    Visit visit) {
+  const size_t rank = shape.size();
+  const int64_t n = checkedNumel(shape);
+  std::vector<int64_t> counter(rank, 0);
+  int64_t src = offset;
+  for (int64_t i = 0; i < n; ++i) {
+    visit(i, src);
+    for (size_t k = rank; k-- > 0;) {  // odometer increment
+      if (++counter[k] < shape[k]) {
+        src += strides[k];
+        break;
+      }
+      src -= strides[k] * (counter[k] - 1);
+      counter[k] = 0;
+    }
+  }
+}
+
 /// Maps each element of `out` (C order) to the element of `in` it reads
 /// under NumPy broadcasting.
 std::vector<int64_t> broadcastIndices(const std::vector<int64_t>& out, const std::vector<int64_t>& in);

@@ -17,20 +17,9 @@ Tensor gather(const Tensor& in, const std::vector<int64_t>& shape, const std::ve
               int64_t offset) {
   Tensor out(in.dtype(), shape);
   const size_t elem = static_cast<size_t>(ir::dtypeSize(in.dtype()));
-  const size_t rank = shape.size();
-  std::vector<int64_t> counter(rank, 0);
-  int64_t src = offset;
-  for (int64_t i = 0; i < out.numel(); ++i) {
+  forEachStrided(shape, strides, offset, [&](int64_t i, int64_t src) {
     std::memcpy(out.data() + static_cast<size_t>(i) * elem, in.data() + static_cast<size_t>(src) * elem, elem);
-    for (size_t k = rank; k-- > 0;) {
-      if (++counter[k] < shape[k]) {
-        src += strides[k];
-        break;
-      }
-      src -= strides[k] * (counter[k] - 1);
-      counter[k] = 0;
-    }
-  }
+  });
   return out;
 }
 
