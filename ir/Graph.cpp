@@ -1,5 +1,6 @@
 #include "ir/Graph.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace graphc::ir {
@@ -44,6 +45,43 @@ Node* Region::insert(size_t pos, std::unique_ptr<Node> node) {
   for (auto& r : node->results_) r->region_ = this;
   auto it = nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(pos), std::move(node));
   return it->get();
+}
+
+std::unique_ptr<Node> Region::release(size_t pos) {
+  std::unique_ptr<Node> node = std::move(nodes_[pos]);
+  nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(pos));
+  node->parent_ = nullptr;
+  return node;
+}
+
+void Region::sortTopologically() {
+  // Kahn's algorithm, always taking the earliest ready node: stable.
+  std::unordered_map<const Node*, size_t> position;
+  for (size_t k = 0; k < nodes_.size(); ++k) position[nodes_[k].get()] = k;
+  std::vector<int> waiting(nodes_.size(), 0);
+  std::vector<std::vector<size_t>> users(nodes_.size());
+  for (size_t k = 0; k < nodes_.size(); ++k)
+    for (const Value* v : nodes_[k]->operands)
+      if (v->definingNode() && position.count(v->definingNode())) {
+        ++waiting[k];
+        users[position[v->definingNode()]].push_back(k);
+      }
+  std::vector<size_t> ready;
+  for (size_t k = nodes_.size(); k-- > 0;)
+    if (waiting[k] == 0) ready.push_back(k);  // a stack with the smallest index on top
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    auto smallest = std::min_element(ready.begin(), ready.end());
+    size_t k = *smallest;
+    ready.erase(smallest);
+    order.push_back(k);
+    for (size_t u : users[k])
+      if (--waiting[u] == 0) ready.push_back(u);
+  }
+  if (order.size() != nodes_.size()) return;  // a cycle: the verifier reports it
+  std::vector<std::unique_ptr<Node>> sorted;
+  for (size_t k : order) sorted.push_back(std::move(nodes_[k]));
+  nodes_ = std::move(sorted);
 }
 
 void Region::replaceAllUses(Value* from, Value* to) {

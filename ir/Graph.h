@@ -94,8 +94,13 @@ class Region {
     std::erase_if(nodes_, [&](const std::unique_ptr<Node>& n) { return dead(*n); });
     return before - nodes_.size();
   }
+  /// Takes the node at `pos` out of the region (its results keep their uses).
+  std::unique_ptr<Node> release(size_t pos);
   /// Replaces every use of `from` by `to` in this region (and the returns).
   void replaceAllUses(Value* from, Value* to);
+  /// Reorders nodes so that each comes after the producers of its operands,
+  /// keeping the present order wherever it is already valid.
+  void sortTopologically();
 
   Node* parentNode() const { return parent_; }
   std::vector<TensorType> paramTypes() const;

@@ -41,6 +41,7 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
 void addDefaultPipeline(PassManager& pm) {
   pm.add(createPass("verify"));
   pm.add(createPass("infer-types"));
+  pm.add(createPass("canonicalize"));
   pm.add(createPass("cse"));
   pm.add(createPass("dce"));
 }

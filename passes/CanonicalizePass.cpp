@@ -1,0 +1,202 @@
+// canonicalize: local simplifications, repeated until none applies, then a
+// sweep of the nodes they left dead. In every region:
+//
+//  constant folding  a pointwise or shape op whose operands are all constants
+//                    (constant or static full) and whose result has at most
+//                    kMaxFoldElements elements becomes one constant, computed
+//                    by the reference interpreter — one definition of each
+//                    op's meaning, as XLA folds with its HloEvaluator;
+//  splats            a constant whose elements are all equal becomes `full`,
+//                    and expand of a full (a broadcast scalar) becomes a
+//                    larger full;
+//  identities        x*1, 1*x, x/1, x+0, 0+x, x-0 → x; neg(neg(x)) → x;
+//                    cast to x's own dtype → x; reshape or expand to x's own
+//                    type → x; a slice taking a whole dim → x;
+//  shape chains      reshape(reshape(x)) → reshape(x); transpose(transpose(x))
+//                    over the same dims → x; permute(permute(x)) → one
+//                    permute, or x when the two cancel; an identity permute
+//                    or transpose → x.
+//
+// A rule fires only where the replacement has exactly the replaced value's
+// type, so broadcasting adds (x[4] + zeros[3, 4]) stay. Changed: some rule
+// fired.
+#include <unordered_map>
+
+#include "ir/ShapeRules.h"
+#include "passes/Passes.h"
+#include "passes/RewriteUtils.h"
+#include "runtime/Interpreter.h"
+
+namespace graphc::passes {
+
+namespace {
+
+using ir::OpId;
+
+constexpr int64_t kMaxFoldElements = 1024;
+
+bool isSplatOf(const ir::Value* v, double x) {
+  auto s = splatValue(v);
+  return s && *s == x;
+}
+
+std::vector<int64_t> permutationOf(const ir::Node& n) {
+  const int64_t rank = n.operands[0]->type.rank();
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  if (n.op == OpId::Permute) {
+    const auto& dims = n.attrs.find("dims")->list;
+    for (int64_t k = 0; k < rank; ++k) perm[k] = *ir::rules::normalizeAxis(dims[k].i, rank);
+  } else {  // transpose
+    for (int64_t k = 0; k < rank; ++k) perm[k] = k;
+    std::swap(perm[*ir::rules::normalizeAxis(n.attrs.find("dim0")->i, rank)],
+              perm[*ir::rules::normalizeAxis(n.attrs.find("dim1")->i, rank)]);
+  }
+  return perm;
+}
+
+bool isIdentity(const std::vector<int64_t>& perm) {
+  for (size_t k = 0; k < perm.size(); ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return true;
+}
+
+class Canonicalizer {
+ public:
+  explicit Canonicalizer(ir::Region& r) : region_(r) {}
+
+  bool run() {
+    bool changed = false;
+    for (const auto& n : region_.nodes())
+      for (const auto& inner : n->regions()) changed |= Canonicalizer(*inner).run();
+    for (bool again = true; again;) {
+      again = false;
+      for (size_t pos = 0; pos < region_.nodes().size(); ++pos) again |= rewrite(pos);
+      changed |= again;
+    }
+    changed |= removeDeadNodes(region_);
+    return changed;
+  }
+
+ private:
+  /// Tries each rule on the node at `pos`; true when one fired.
+  bool rewrite(size_t pos) {
+    ir::Node& n = *region_.nodes()[pos];
+    if (n.numResults() != 1 || !n.regions().empty()) return false;
+    ir::Value* result = n.result();
+    if (ir::Value* same = identity(n); same && same->type == result->type) {
+      region_.replaceAllUses(result, same);
+      region_.release(pos);  // dead now; dropping it at once keeps rules from firing on it again
+      return true;
+    }
+    if (replaceByNewNode(n, pos) || fold(n, pos)) {
+      region_.release(pos + 1);  // the replacement went in before it
+      return true;
+    }
+    return false;
+  }
+
+  /// Rules whose answer is an existing value.
+  ir::Value* identity(ir::Node& n) {
+    ir::Value* x = n.operands.empty() ? nullptr : n.operands[0];
+    const ir::Node* producer = x ? x->definingNode() : nullptr;
+    switch (n.op) {
+      case OpId::Mul:
+        if (isSplatOf(n.operands[1], 1)) return x;
+        if (isSplatOf(x, 1)) return n.operands[1];
+        return nullptr;
+      case OpId::Add:
+        if (isSplatOf(n.operands[1], 0)) return x;
+        if (isSplatOf(x, 0)) return n.operands[1];
+        return nullptr;
+      case OpId::Sub: return isSplatOf(n.operands[1], 0) ? x : nullptr;
+      case OpId::Div: return isSplatOf(n.operands[1], 1) ? x : nullptr;
+      case OpId::Neg: return producer && producer->op == OpId::Neg ? producer->operands[0] : nullptr;
+      case OpId::Cast:
+      case OpId::Reshape:
+      case OpId::Expand:
+      case OpId::Squeeze: return x;  // fires only when the types already agree
+      case OpId::Slice: {
+        const ir::Attribute* step = n.attrs.find("step");
+        return (!step || step->i == 1) ? x : nullptr;  // same type and step 1: the whole dim
+      }
+      case OpId::Permute:
+      case OpId::Transpose: {
+        if (isIdentity(permutationOf(n))) return x;
+        if (producer && (producer->op == OpId::Permute || producer->op == OpId::Transpose)) {
+          std::vector<int64_t> inner = permutationOf(*producer), outer = permutationOf(n);
+          std::vector<int64_t> composed(outer.size());
+          for (size_t k = 0; k < outer.size(); ++k) composed[k] = inner[outer[k]];
+          if (isIdentity(composed)) return producer->operands[0];
+        }
+        return nullptr;
+      }
+      default: return nullptr;
+    }
+  }
+
+  /// Rules whose answer is one new node in place of `n`.
+  bool replaceByNewNode(ir::Node& n, size_t pos) {
+    const ir::Node* producer = n.operands.empty() ? nullptr : n.operands[0]->definingNode();
+    ir::AttrMap attrs;
+    std::vector<ir::Value*> operands;
+    OpId op;
+    if (n.op == OpId::Constant && n.result()->type.rank() > 0 && splatValue(n.result())) {
+      op = OpId::Full;
+      attrs.set("value", leafOf(*n.attrs.find("value")));
+    } else if (n.op == OpId::Expand && producer && producer->op == OpId::Full) {
+      op = OpId::Full;
+      attrs = producer->attrs;
+    } else if (n.op == OpId::Reshape && producer && producer->op == OpId::Reshape) {
+      op = OpId::Reshape;
+      operands = {producer->operands[0]};
+      attrs = n.attrs;
+    } else if ((n.op == OpId::Permute || n.op == OpId::Transpose) && producer &&
+               (producer->op == OpId::Permute || producer->op == OpId::Transpose)) {
+      std::vector<int64_t> inner = permutationOf(*producer), outer = permutationOf(n);
+      std::vector<int64_t> composed(outer.size());
+      for (size_t k = 0; k < outer.size(); ++k) composed[k] = inner[outer[k]];
+      op = OpId::Permute;
+      operands = {producer->operands[0]};
+      attrs.set("dims", ir::Attribute::ofInts(composed));
+    } else {
+      return false;
+    }
+    ir::Node* fresh = insertNode(region_, pos, op, operands, attrs, {n.result()->type}, n.loc);
+    region_.replaceAllUses(n.result(), fresh->result());
+    return true;
+  }
+
+  static ir::Attribute leafOf(const ir::Attribute& a) {
+    const ir::Attribute* p = &a;
+    while (p->kind == ir::Attribute::Kind::List) p = &p->list[0];
+    return *p;
+  }
+
+  bool fold(ir::Node& n, size_t pos) {
+    const ir::OpInfo& info = n.info();
+    if (!(info.isPointwise() || info.category == ir::OpCategory::Shape) || n.operands.empty()) return false;
+    auto count = n.result()->type.staticNumElements();
+    if (!count || *count > kMaxFoldElements) return false;
+    std::vector<runtime::Tensor> operands;
+    for (const ir::Value* v : n.operands) {
+      auto t = constantTensor(v);
+      if (!t || t->numel() > kMaxFoldElements) return false;
+      operands.push_back(*t);
+    }
+    runtime::Tensor value =
+        runtime::evaluateNode(n, operands, {runtime::concreteShape(n.result()->type)})[0];
+    ir::AttrMap attrs;
+    attrs.set("value", tensorAttribute(value));
+    ir::Node* c = insertNode(region_, pos, OpId::Constant, {}, attrs, {n.result()->type}, n.loc);
+    region_.replaceAllUses(n.result(), c->result());
+    return true;
+  }
+
+  ir::Region& region_;
+};
+
+}  // namespace
+
+PassResult CanonicalizePass::run(ir::Graph& g, ir::DiagnosticEngine&) { return {Canonicalizer(g.body).run(), false}; }
+
+}  // namespace graphc::passes
