@@ -1,0 +1,72 @@
+#include "DiffTest.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "frontend/Parser.h"
+#include "ir/Printer.h"
+#include "passes/PassManager.h"
+#include "runtime/Interpreter.h"
+#include "runtime/Random.h"
+
+namespace graphc::difftest {
+
+namespace {
+
+std::string diagnostics(ir::DiagnosticEngine& diags) {
+  std::string out;
+  for (const auto& d : diags.all()) out += ir::format(d);
+  return out;
+}
+
+/// f64 graphs: torch's f64 tolerance. f32 graphs: looser, since passes may
+/// reassociate work that rounds once per op (decomposed softmax, say).
+bool close(double a, double e, bool f32) {
+  if (std::isnan(e)) return std::isnan(a);
+  if (std::isinf(e)) return a == e;
+  const double rtol = f32 ? 1e-4 : 1e-7, atol = f32 ? 1e-5 : 1e-7;
+  return std::fabs(a - e) <= atol + rtol * std::fabs(e);
+}
+
+}  // namespace
+
+std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& options) {
+  const std::string text = randomGraph(seed, options);
+  auto fail = [&](const std::string& why) { return fmt::format("seed {}: {}\n{}", seed, why, text); };
+  ir::DiagnosticEngine diags;
+  auto original = frontend::parseString(text, diags, fmt::format("random-{}.graph", seed));
+  if (!original) return fail("the generated graph does not parse:\n" + diagnostics(diags));
+  const ir::Graph& g = *original->entry();
+  std::vector<runtime::Tensor> inputs;
+  for (const auto& p : g.body.params())
+    inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), seed + p->index()));
+
+  auto optimised = ir::clone(*original);
+  passes::PassManager pm;
+  passes::addDefaultPipeline(pm);
+  if (!pm.run(*optimised, diags)) return fail("the default pipeline failed:\n" + diagnostics(diags));
+  const std::string dump = ir::print(*optimised);
+  auto reparsed = frontend::parseString(dump, diags, "optimised.graph");
+  if (!reparsed || ir::print(*reparsed) != dump) return fail("the optimised graph does not round-trip:\n" + dump);
+
+  std::vector<runtime::Tensor> want, got;
+  try {
+    want = runtime::interpret(g, inputs);
+    got = runtime::interpret(*reparsed->entry(), inputs);
+  } catch (const ir::Error& e) {
+    return fail(std::string("interpretation failed: ") + e.what() + "\n" + dump);
+  }
+  for (size_t k = 0; k < want.size(); ++k) {
+    if (got[k].shape() != want[k].shape() || got[k].dtype() != want[k].dtype())
+      return fail(fmt::format("output {} is {} after the pipeline, {} before", k, ir::toString(got[k].type()),
+                              ir::toString(want[k].type())));
+    for (int64_t i = 0; i < want[k].numel(); ++i)
+      if (!close(got[k].getDouble(i), want[k].getDouble(i), options.useF32))
+        return fail(fmt::format("output {} element {}: {} after the pipeline, {} before\n{}", k, i,
+                                got[k].getDouble(i), want[k].getDouble(i), dump));
+  }
+  return std::nullopt;
+}
+
+}  // namespace graphc::difftest

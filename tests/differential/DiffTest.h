@@ -1,0 +1,18 @@
+// Differential testing of the pass pipeline: a random graph runs on the
+// reference interpreter before and after the default pipeline, and the
+// outputs must agree (Tzer's "optimised vs O0" oracle).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "RandomGraph.h"
+
+namespace graphc::difftest {
+
+/// nullopt when the graph of `seed` agrees before and after the pipeline;
+/// else a report holding the graph text and what differed.
+std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& options = {});
+
+}  // namespace graphc::difftest
