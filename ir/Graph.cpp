@@ -129,19 +129,36 @@ Graph* Module::find(std::string_view name) const {
 namespace {
 using ValueMap = std::unordered_map<const Value*, Value*>;
 
+/// Copies the nodes of `from` into `to` before `pos`, mapping values by `map`.
+size_t cloneNodes(const Region& from, Region& to, size_t pos, ValueMap& map);
+
 void cloneRegion(const Region& from, Region& to, ValueMap& map) {
   for (const auto& p : from.params()) map[p.get()] = to.addParam(p->type, p->name, p->loc);
-  for (const auto& n : from.nodes()) {
-    std::vector<Value*> operands;
-    for (const Value* v : n->operands) operands.push_back(map.count(v) ? map.at(v) : const_cast<Value*>(v));
-    Node* copy = to.append(std::make_unique<Node>(n->op, std::move(operands), n->attrs, n->loc));
-    for (const auto& r : n->results()) map[r.get()] = copy->addResult(r->type, r->name, r->loc);
-    for (const auto& region : n->regions()) cloneRegion(*region, copy->addRegion(region->label), map);
-  }
+  cloneNodes(from, to, to.nodes().size(), map);
   for (const Value* v : from.returns) to.returns.push_back(map.count(v) ? map.at(v) : const_cast<Value*>(v));
   to.returnLoc = from.returnLoc;
 }
+
+size_t cloneNodes(const Region& from, Region& to, size_t pos, ValueMap& map) {
+  for (const auto& n : from.nodes()) {
+    std::vector<Value*> operands;
+    for (const Value* v : n->operands) operands.push_back(map.count(v) ? map.at(v) : const_cast<Value*>(v));
+    Node* copy = to.insert(pos++, std::make_unique<Node>(n->op, std::move(operands), n->attrs, n->loc));
+    for (const auto& r : n->results()) map[r.get()] = copy->addResult(r->type, r->name, r->loc);
+    for (const auto& region : n->regions()) cloneRegion(*region, copy->addRegion(region->label), map);
+  }
+  return pos;
+}
 }  // namespace
+
+std::vector<Value*> inlineRegion(const Region& from, Region& into, size_t pos, const std::vector<Value*>& args) {
+  ValueMap map;
+  for (size_t k = 0; k < args.size(); ++k) map[from.param(k)] = args[k];
+  cloneNodes(from, into, pos, map);
+  std::vector<Value*> results;
+  for (const Value* v : from.returns) results.push_back(map.at(v));
+  return results;
+}
 
 std::unique_ptr<Module> clone(const Module& m) {
   auto out = std::make_unique<Module>();

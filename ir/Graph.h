@@ -137,6 +137,10 @@ class Module {
 /// written in the source, or the node's current ones.
 TypeRuleResult inferTypes(const Node& n, const std::vector<TensorType>* declared);
 
+/// Copies the nodes of `from` into `into` before position `pos`, with
+/// `from`'s parameters standing for `args`; returns what `from` returns.
+std::vector<Value*> inlineRegion(const Region& from, Region& into, size_t pos, const std::vector<Value*>& args);
+
 /// Deep copy of a module (values re-created, names and locations kept).
 std::unique_ptr<Module> clone(const Module& m);
 

@@ -42,6 +42,9 @@ void addDefaultPipeline(PassManager& pm) {
   pm.add(createPass("verify"));
   pm.add(createPass("infer-types"));
   pm.add(createPass("canonicalize"));
+  pm.add(createPass("cond-fold"));
+  pm.add(createPass("cond-to-select"));
+  pm.add(createPass("decompose"));
   pm.add(createPass("cse"));
   pm.add(createPass("dce"));
 }

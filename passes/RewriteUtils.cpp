@@ -21,6 +21,18 @@ ir::Value* insertScalarConstant(ir::Region& r, size_t pos, ir::DType dtype, doub
   return insertNode(r, pos, ir::OpId::Constant, {}, attrs, {ir::TensorType{dtype, {}}}, loc)->result();
 }
 
+ir::Value* NodeBuilder::op(ir::OpId op, std::vector<ir::Value*> operands, ir::AttrMap attrs) {
+  ir::Node* n = region_.insert(pos_++, std::make_unique<ir::Node>(op, std::move(operands), std::move(attrs), loc_));
+  ir::TypeRuleResult types = ir::inferTypes(*n, nullptr);
+  if (!types.ok() || types.types.size() != 1)
+    throw ir::Error("internal error: a pass built an ill-typed '" + std::string(n->name()) + "': " + types.error);
+  return n->addResult(types.types[0], {}, loc_);
+}
+
+ir::Value* NodeBuilder::scalar(ir::DType dtype, double value) {
+  return insertScalarConstant(region_, pos_++, dtype, value, loc_);
+}
+
 namespace {
 bool allLeavesEqual(const ir::Attribute& a, const ir::Attribute*& first) {
   if (a.kind == ir::Attribute::Kind::List) {

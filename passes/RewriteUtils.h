@@ -13,6 +13,22 @@ namespace graphc::passes {
 ir::Node* insertNode(ir::Region& r, size_t pos, ir::OpId op, std::vector<ir::Value*> operands, ir::AttrMap attrs,
                      const std::vector<ir::TensorType>& types, const ir::SourceLoc& loc);
 
+/// Builds single-result nodes one after another from a position in a
+/// region, inferring each result type with the op's type rule.
+class NodeBuilder {
+ public:
+  NodeBuilder(ir::Region& r, size_t pos, ir::SourceLoc loc) : region_(r), pos_(pos), loc_(std::move(loc)) {}
+  ir::Value* op(ir::OpId op, std::vector<ir::Value*> operands, ir::AttrMap attrs = {});
+  ir::Value* scalar(ir::DType dtype, double value);
+  /// Where the next node goes (the node the builder was placed before has moved down).
+  size_t position() const { return pos_; }
+
+ private:
+  ir::Region& region_;
+  size_t pos_;
+  ir::SourceLoc loc_;
+};
+
 /// A scalar `constant` of `dtype` holding `value`, inserted before `pos`.
 ir::Value* insertScalarConstant(ir::Region& r, size_t pos, ir::DType dtype, double value, const ir::SourceLoc& loc);
 

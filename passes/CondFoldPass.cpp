@@ -1,0 +1,32 @@
+// cond-fold: a cond whose predicate is a constant (constant or full) is
+// replaced by a copy of the branch it takes, inlined before it with the
+// branch's parameters standing for the cond's operands. The cond itself is
+// left dead for dce. Works in nested regions too. Changed: a cond folded.
+#include "passes/Passes.h"
+#include "passes/RewriteUtils.h"
+
+namespace graphc::passes {
+
+namespace {
+bool foldConds(ir::Region& r) {
+  bool changed = false;
+  for (size_t pos = 0; pos < r.nodes().size(); ++pos) {
+    ir::Node& n = *r.nodes()[pos];
+    for (const auto& inner : n.regions()) changed |= foldConds(*inner);
+    if (n.op != ir::OpId::Cond) continue;
+    auto pred = splatValue(n.operands[0]);
+    if (!pred) continue;
+    const ir::Region& taken = *n.regions()[*pred != 0 ? 0 : 1];
+    std::vector<ir::Value*> args(n.operands.begin() + 1, n.operands.end());
+    std::vector<ir::Value*> results = ir::inlineRegion(taken, r, pos, args);
+    for (size_t k = 0; k < results.size(); ++k) r.replaceAllUses(n.result(k), results[k]);
+    pos += taken.nodes().size();  // skip the copied nodes; n is now at pos
+    changed = true;
+  }
+  return changed;
+}
+}  // namespace
+
+PassResult CondFoldPass::run(ir::Graph& g, ir::DiagnosticEngine&) { return {foldConds(g.body), false}; }
+
+}  // namespace graphc::passes
