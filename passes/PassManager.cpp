@@ -47,6 +47,7 @@ void addDefaultPipeline(PassManager& pm) {
   pm.add(createPass("decompose"));
   pm.add(createPass("cse"));
   pm.add(createPass("dce"));
+  pm.add(createPass("fuse"));
 }
 
 bool addPipeline(PassManager& pm, std::string_view spec, ir::DiagnosticEngine& diags) {

@@ -20,12 +20,15 @@ std::string diagnostics(ir::DiagnosticEngine& diags) {
   return out;
 }
 
-/// f64 graphs: torch's f64 tolerance. f32 graphs: looser, since passes may
-/// reassociate work that rounds once per op (decomposed softmax, say).
+/// f64 graphs: torch's f64 tolerance; those runs test the structure of the
+/// rewrites. f32 graphs: looser, since decompose turns one op that rounds
+/// once into a chain that rounds at every step, and layer_norm's x - mean
+/// then amplifies the rounding of nearly constant rows (seen: 3e-4 relative
+/// on seeds whose f64 twins agree to 1e-15).
 bool close(double a, double e, bool f32) {
   if (std::isnan(e)) return std::isnan(a);
   if (std::isinf(e)) return a == e;
-  const double rtol = f32 ? 1e-4 : 1e-7, atol = f32 ? 1e-5 : 1e-7;
+  const double rtol = f32 ? 2e-3 : 1e-7, atol = f32 ? 2e-4 : 1e-7;
   return std::fabs(a - e) <= atol + rtol * std::fabs(e);
 }
 

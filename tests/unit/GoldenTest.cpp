@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "frontend/Parser.h"
+#include "passes/PassManager.h"
 #include "runtime/Interpreter.h"
 #include "runtime/Npy.h"
 #include "TestUtil.h"
@@ -42,15 +43,29 @@ runtime::Tensor alignColumns(const runtime::Tensor& v, const runtime::Tensor& ex
   return copy;
 }
 
-class Golden : public ::testing::TestWithParam<std::string> {};
+class Golden : public ::testing::TestWithParam<std::string> {
+ protected:
+  void check(bool optimise);
+};
 
-TEST_P(Golden, MatchesPyTorch) {
+TEST_P(Golden, MatchesPyTorch) { check(false); }
+
+// The same cases after the default pipeline (decomposition, fusion, ...):
+// what the backends will run must still be what PyTorch computes.
+TEST_P(Golden, MatchesPyTorchAfterDefaultPipeline) { check(true); }
+
+void Golden::check(bool optimise) {
   const std::string name = GetParam();
   ir::DiagnosticEngine diags;
   auto source = frontend::readSourceFile((kCases / (name + ".graph")).string(), diags);
   ASSERT_TRUE(source);
   auto m = frontend::parse(source, diags);
   ASSERT_TRUE(m);
+  if (optimise) {
+    passes::PassManager pm;
+    passes::addDefaultPipeline(pm);
+    ASSERT_TRUE(pm.run(*m, diags));
+  }
   const ir::Graph& g = *m->entry();
   std::vector<runtime::Tensor> inputs;
   for (size_t k = 0; k < g.body.params().size(); ++k)

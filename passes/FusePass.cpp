@@ -1,0 +1,454 @@
+// fuse: groups ops into kernels and rewrites each group as one `fused` op
+// whose body is a region of the original ops, named after what it holds
+// (`k0_linear_add_relu`). Modelled on Inductor's scheduler and XLA's
+// priority fusion, greedily:
+//
+//  1. Cheap producers are recomputed rather than shared: a pointwise op that
+//     reads only region parameters and constants, used by several ops, is
+//     cloned for each user, so every consumer's kernel can absorb it.
+//  2. Every op that becomes kernel code starts as its own group: pointwise
+//     ops and index-only shape ops (reshape, permute, transpose, expand,
+//     slice, squeeze, unsqueeze) as "pointwise"; sum/mean/amax/amin over
+//     trailing dims (and softmax, log_softmax, layer_norm when decompose
+//     left them) as "reduction"; matmul and linear as "matmul_epilogue";
+//     concat and other reductions as kernels of their own. Constants, full,
+//     cond, eigh and fused ops never join a group; scalar constants are
+//     copied into the bodies that use them.
+//  3. Vertical fusion: in program order, each op's group merges with the
+//     group of each operand's producer when legal:
+//       - pointwise into pointwise;
+//       - pointwise consumers of a matmul become its epilogue (bias add,
+//         activation, residual add), never the other way round (no
+//         prologues), and a matmul group holds one matmul;
+//       - a row reduction group takes pointwise producers and consumers and
+//         other reductions over the same rows: every member's element count
+//         is the group's full count F or its row count R (softmax and
+//         layer_norm each become one kernel);
+//       - no cycle through a third group; at most kMaxKernelNodes ops;
+//       - for pointwise and matmul groups, all results the group exports
+//         have one element count (one iteration space).
+//  4. Horizontal (multi-output) fusion: pointwise groups that read a common
+//     value and export equal element counts merge (an Adagrad step updating
+//     parameter and state is one kernel with two results).
+//  5. Each group becomes a fused op at the place of its last member; its
+//     parameters are the values it reads from outside, its results the
+//     values used outside or returned. Nodes are then re-sorted
+//     topologically. cond branches are fused inside, separately.
+//
+// Changed: some group was formed.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "ir/ShapeRules.h"
+#include "passes/Passes.h"
+#include "passes/RewriteUtils.h"
+
+namespace graphc::passes {
+
+namespace {
+
+using ir::OpId;
+
+constexpr size_t kMaxKernelNodes = 64;
+
+/// An element count: a constant times symbolic sizes (sorted).
+struct Count {
+  int64_t constant = 1;
+  std::vector<std::string> symbols;
+  bool operator==(const Count&) const = default;
+};
+
+Count countOf(const ir::TensorType& t) {
+  Count c;
+  for (const ir::Dim& d : t.shape) {
+    if (d.isStatic()) c.constant *= d.size;
+    else c.symbols.push_back(d.symbol);
+  }
+  std::sort(c.symbols.begin(), c.symbols.end());
+  return c;
+}
+
+enum class Kind { Pointwise, Reduction, Matmul, Single, None };
+
+bool isIndexOnly(OpId op) {
+  return op == OpId::Reshape || op == OpId::Permute || op == OpId::Transpose || op == OpId::Expand ||
+         op == OpId::Slice || op == OpId::Squeeze || op == OpId::Unsqueeze;
+}
+
+/// A sum/mean/amax/amin whose reduced dims are the trailing ones.
+bool isRowReduction(const ir::Node& n) {
+  if (n.op != OpId::Sum && n.op != OpId::Mean && n.op != OpId::Amax && n.op != OpId::Amin) return false;
+  const int64_t rank = n.operands[0]->type.rank();
+  std::set<int64_t> dims;
+  const ir::Attribute* a = n.attrs.find("dims");
+  if (!a || a->list.empty()) return true;
+  for (const ir::Attribute& d : a->list) dims.insert(*ir::rules::normalizeAxis(d.i, rank));
+  return *dims.begin() == rank - static_cast<int64_t>(dims.size());
+}
+
+Kind kindOf(const ir::Node& n) {
+  const ir::OpInfo& info = n.info();
+  if (info.isPointwise() || isIndexOnly(n.op)) return Kind::Pointwise;
+  if (isRowReduction(n)) return Kind::Reduction;
+  if (n.op == OpId::Matmul || n.op == OpId::Linear) return Kind::Matmul;
+  if (n.op == OpId::Softmax || n.op == OpId::LogSoftmax || n.op == OpId::LayerNorm || n.op == OpId::Concat ||
+      info.category == ir::OpCategory::Reduction)
+    return Kind::Single;
+  return Kind::None;  // constants, full, cond, eigh, fused
+}
+
+bool isScalarConstant(const ir::Value* v) {
+  const ir::Node* n = v->definingNode();
+  return n && (n->op == OpId::Constant || n->op == OpId::Full) && v->type.rank() == 0;
+}
+
+struct Group {
+  std::vector<ir::Node*> members;  // in program order once sorted
+  Kind kind = Kind::Pointwise;
+  bool hasMatmul = false;
+  std::optional<Count> full, rows;  // reduction groups: element counts per element and per row
+  bool alive = true;
+};
+
+class Fuser {
+ public:
+  explicit Fuser(ir::Region& r) : region_(r) {}
+
+  bool run() {
+    bool changed = false;
+    for (const auto& n : region_.nodes())
+      if (n->op == OpId::Cond)
+        for (const auto& branch : n->regions()) changed |= Fuser(*branch).run();
+    recomputeCheapProducers();
+    formGroups();
+    fuseVertically();
+    fuseHorizontally();
+    changed |= materialize();
+    return changed;
+  }
+
+ private:
+  // ---- step 1 ----
+
+  void recomputeCheapProducers() {
+    for (size_t pos = 0; pos < region_.nodes().size(); ++pos) {
+      ir::Node& p = *region_.nodes()[pos];
+      if (!p.info().isPointwise() || p.numResults() != 1) continue;
+      bool leaf = std::all_of(p.operands.begin(), p.operands.end(), [](const ir::Value* v) {
+        const ir::Node* d = v->definingNode();
+        return !d || d->op == OpId::Constant || d->op == OpId::Full;
+      });
+      if (!leaf) continue;
+      std::vector<ir::Node*> users = usersOf(p.result());
+      bool returned = std::count(region_.returns.begin(), region_.returns.end(), p.result()) > 0;
+      for (size_t k = returned ? 0 : 1; k < users.size(); ++k) {
+        if (kindOf(*users[k]) == Kind::None) continue;
+        ir::Node* copy = insertNode(region_, ++pos, p.op, p.operands, p.attrs, {p.result()->type}, p.loc);
+        for (ir::Value*& v : users[k]->operands)
+          if (v == p.result()) v = copy->result();
+      }
+    }
+  }
+
+  std::vector<ir::Node*> usersOf(const ir::Value* v) const {
+    std::vector<ir::Node*> users;
+    for (const auto& n : region_.nodes())
+      if (std::find(n->operands.begin(), n->operands.end(), v) != n->operands.end()) users.push_back(n.get());
+    return users;
+  }
+
+  // ---- step 2 ----
+
+  void formGroups() {
+    for (const auto& n : region_.nodes()) {
+      Kind k = kindOf(*n);
+      if (k == Kind::None) continue;
+      Group g;
+      g.members = {n.get()};
+      g.kind = k;
+      g.hasMatmul = k == Kind::Matmul;
+      if (k == Kind::Reduction) {
+        g.full = countOf(n->operands[0]->type);
+        g.rows = countOf(n->result()->type);
+      }
+      groupOf_[n.get()] = groups_.size();
+      groups_.push_back(std::move(g));
+    }
+  }
+
+  // ---- legality ----
+
+  /// The values a set of members produces that something outside reads.
+  std::vector<const ir::Value*> exports(const std::vector<ir::Node*>& members) const {
+    std::unordered_set<const ir::Node*> inside(members.begin(), members.end());
+    std::vector<const ir::Value*> out;
+    for (const ir::Node* m : members)
+      for (const auto& v : m->results()) {
+        bool used = std::count(region_.returns.begin(), region_.returns.end(), v.get()) > 0;
+        for (const auto& n : region_.nodes())
+          if (!inside.count(n.get()) && std::find(n->operands.begin(), n->operands.end(), v.get()) != n->operands.end())
+            used = true;
+        if (used) out.push_back(v.get());
+      }
+    return out;
+  }
+
+  /// Whether some path leads from group a to group b through a third group
+  /// (merging them would then make a cycle).
+  bool pathThroughOther(size_t a, size_t b) const {
+    std::vector<size_t> work = {a};
+    std::set<size_t> seen = {a};
+    while (!work.empty()) {
+      size_t g = work.back();
+      work.pop_back();
+      for (const ir::Node* m : groups_[g].members)
+        for (const auto& v : m->results())
+          for (ir::Node* user : usersOf(v.get())) {
+            auto it = groupOf_.find(user);
+            // A user outside every group still forwards the path.
+            size_t next = it == groupOf_.end() ? SIZE_MAX : it->second;
+            if (next == b) {
+              if (g != a) return true;
+              continue;
+            }
+            if (next == SIZE_MAX) {
+              if (forwardsTo(user, b, seen)) return true;
+              continue;
+            }
+            if (seen.insert(next).second) work.push_back(next);
+          }
+    }
+    return false;
+  }
+
+  /// Whether an ungrouped node's results reach group b.
+  bool forwardsTo(const ir::Node* n, size_t b, std::set<size_t>& seen) const {
+    for (const auto& v : n->results())
+      for (ir::Node* user : usersOf(v.get())) {
+        auto it = groupOf_.find(user);
+        if (it != groupOf_.end()) {
+          if (it->second == b) return true;
+          if (seen.insert(it->second).second && pathThroughOther(it->second, b)) return true;
+        } else if (forwardsTo(user, b, seen)) {
+          return true;
+        }
+      }
+    return false;
+  }
+
+  bool legal(size_t a, size_t b, bool vertical) const {
+    const Group& ga = groups_[a];
+    const Group& gb = groups_[b];
+    if (ga.members.size() + gb.members.size() > kMaxKernelNodes) return false;
+    if (ga.kind == Kind::Single || gb.kind == Kind::Single) return false;
+    if (vertical) {
+      // a produces for b. Into a matmul kernel only through its epilogue:
+      // no prologue on the GEMM's operands, and one matmul per kernel.
+      if (gb.kind == Kind::Matmul && (ga.hasMatmul || feedsMatmul(ga, gb))) return false;
+      if (ga.kind == Kind::Matmul && gb.kind == Kind::Reduction) return false;
+    } else if (ga.kind != Kind::Pointwise || gb.kind != Kind::Pointwise) {
+      return false;
+    }
+    std::vector<ir::Node*> merged = ga.members;
+    merged.insert(merged.end(), gb.members.begin(), gb.members.end());
+    const bool reduction = ga.kind == Kind::Reduction || gb.kind == Kind::Reduction;
+    if (reduction) {
+      const Group& r = ga.kind == Kind::Reduction ? ga : gb;
+      const Group& other = ga.kind == Kind::Reduction ? gb : ga;
+      if (other.kind == Kind::Matmul) return false;
+      if (other.kind == Kind::Reduction && (other.full != r.full || other.rows != r.rows)) return false;
+      for (const ir::Node* m : merged)
+        for (const auto& v : m->results()) {
+          Count c = countOf(v->type);
+          if (c != *r.full && c != *r.rows) return false;
+        }
+    } else {
+      std::vector<const ir::Value*> out = exports(merged);
+      for (const ir::Value* v : out)
+        if (countOf(v->type) != countOf(out.front()->type)) return false;
+    }
+    return !pathThroughOther(a, b) && !pathThroughOther(b, a);
+  }
+
+  /// Whether a member of `producer` computes an operand of `consumer`'s matmul.
+  static bool feedsMatmul(const Group& producer, const Group& consumer) {
+    for (const ir::Node* m : consumer.members)
+      if (m->op == OpId::Matmul || m->op == OpId::Linear)
+        for (const ir::Value* v : m->operands)
+          if (std::find(producer.members.begin(), producer.members.end(), v->definingNode()) != producer.members.end())
+            return true;
+    return false;
+  }
+
+  void merge(size_t a, size_t b) {
+    Group& ga = groups_[a];
+    Group& gb = groups_[b];
+    for (ir::Node* m : gb.members) groupOf_[m] = a;
+    ga.members.insert(ga.members.end(), gb.members.begin(), gb.members.end());
+    if (gb.kind == Kind::Reduction) {
+      ga.full = gb.full;
+      ga.rows = gb.rows;
+    }
+    if (ga.kind == Kind::Pointwise) ga.kind = gb.kind;
+    ga.hasMatmul |= gb.hasMatmul;
+    gb.alive = false;
+    gb.members.clear();
+  }
+
+  // ---- steps 3 and 4 ----
+
+  void fuseVertically() {
+    for (const auto& n : region_.nodes()) {
+      auto consumer = groupOf_.find(n.get());
+      if (consumer == groupOf_.end()) continue;
+      for (const ir::Value* v : n->operands) {
+        const ir::Node* p = v->definingNode();
+        if (!p) continue;
+        auto producer = groupOf_.find(p);
+        if (producer == groupOf_.end()) continue;
+        size_t a = producer->second, b = groupOf_.at(n.get());
+        if (a != b && legal(a, b, true)) merge(a, b);
+      }
+    }
+  }
+
+  void fuseHorizontally() {
+    for (size_t a = 0; a < groups_.size(); ++a)
+      for (size_t b = a + 1; b < groups_.size(); ++b) {
+        if (!groups_[a].alive || !groups_[b].alive) continue;
+        if (groups_[a].kind != Kind::Pointwise || groups_[b].kind != Kind::Pointwise) continue;
+        if (!sharesInput(groups_[a], groups_[b]) || !legal(a, b, false)) continue;
+        merge(a, b);
+      }
+  }
+
+  static bool sharesInput(const Group& a, const Group& b) {
+    std::unordered_set<const ir::Value*> read;
+    for (const ir::Node* m : a.members) read.insert(m->operands.begin(), m->operands.end());
+    for (const ir::Node* m : b.members)
+      for (const ir::Value* v : m->operands)
+        if (read.count(v) && !isScalarConstant(v)) return true;
+    return false;
+  }
+
+  // ---- step 5 ----
+
+  /// The op names a kernel holds, in order, without repeats (at most five);
+  /// the `kN_` prefix is added once the whole graph is fused.
+  static std::string kernelOps(const Group& g) {
+    std::vector<std::string> names;
+    for (const ir::Node* m : g.members) {
+      std::string name(m->name());
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+    if (names.size() > 5) names.resize(5);
+    return fmt::format("{}", fmt::join(names, "_"));
+  }
+
+  static std::string_view kindName(Kind k) {
+    switch (k) {
+      case Kind::Reduction: return "reduction";
+      case Kind::Matmul: return "matmul_epilogue";
+      default: return "pointwise";
+    }
+  }
+
+  bool materialize() {
+    std::unordered_map<const ir::Node*, size_t> position;
+    for (size_t k = 0; k < region_.nodes().size(); ++k) position[region_.nodes()[k].get()] = k;
+    bool changed = false;
+    std::unordered_set<const ir::Node*> fusedAway;
+    std::vector<std::pair<size_t, std::unique_ptr<ir::Node>>> kernels;  // insert position, node
+    for (Group& g : groups_) {
+      if (!g.alive || g.members.empty()) continue;
+      std::sort(g.members.begin(), g.members.end(),
+                [&](const ir::Node* x, const ir::Node* y) { return position.at(x) < position.at(y); });
+      Kind kind = g.kind == Kind::Single ? (g.members[0]->op == OpId::Concat ? Kind::Pointwise : Kind::Reduction)
+                                         : g.kind;
+      ir::AttrMap attrs;
+      attrs.set("kind", ir::Attribute::ofString(std::string(kindName(kind))));
+      attrs.set("name", ir::Attribute::ofString(kernelOps(g)));
+      std::unordered_set<const ir::Node*> inside(g.members.begin(), g.members.end());
+      // Parameters: values read from outside, scalar constants excepted.
+      std::vector<ir::Value*> inputs;
+      for (const ir::Node* m : g.members)
+        for (ir::Value* v : m->operands)
+          if ((!v->definingNode() || !inside.count(v->definingNode())) && !isScalarConstant(v) &&
+              std::find(inputs.begin(), inputs.end(), v) == inputs.end())
+            inputs.push_back(v);
+      std::vector<const ir::Value*> outputs = exports(g.members);
+      auto fused = std::make_unique<ir::Node>(OpId::Fused, inputs, attrs, g.members.back()->loc);
+      ir::Region& body = fused->addRegion("body");
+      std::unordered_map<const ir::Value*, ir::Value*> map;
+      for (ir::Value* v : inputs) map[v] = body.addParam(v->type, v->name, v->loc);
+      for (const ir::Node* m : g.members) {
+        for (ir::Value* v : m->operands)
+          if (!map.count(v)) {  // a scalar constant: copied into the body
+            const ir::Node* c = v->definingNode();
+            ir::Node* copy = body.append(std::make_unique<ir::Node>(c->op, std::vector<ir::Value*>{}, c->attrs, c->loc));
+            map[v] = copy->addResult(v->type, v->name, v->loc);
+          }
+        std::vector<ir::Value*> operands;
+        for (ir::Value* v : m->operands) operands.push_back(map.at(v));
+        ir::Node* copy = body.append(std::make_unique<ir::Node>(m->op, operands, m->attrs, m->loc));
+        for (const auto& r : m->results()) map[r.get()] = copy->addResult(r->type, r->name, r->loc);
+      }
+      for (const ir::Value* v : outputs) body.returns.push_back(map.at(v));
+      body.returnLoc = g.members.back()->loc;
+      for (const ir::Value* v : outputs) fused->addResult(v->type, v->name, v->loc);
+      // Uses outside the group now read the fused op's results.
+      for (size_t k = 0; k < outputs.size(); ++k) replaced_[outputs[k]] = fused->result(k);
+      for (const ir::Node* m : g.members) fusedAway.insert(m);
+      kernels.emplace_back(position.at(g.members.back()), std::move(fused));
+      changed = true;
+    }
+    if (!changed) return false;
+    // Insert kernels from the back so earlier positions stay valid.
+    std::sort(kernels.begin(), kernels.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (auto& [pos, node] : kernels) region_.insert(pos + 1, std::move(node));
+    for (const auto& [from, to] : replaced_) region_.replaceAllUses(const_cast<ir::Value*>(from), to);
+    region_.removeIf([&](const ir::Node& n) { return fusedAway.count(&n) > 0; });
+    removeDeadNodes(region_);  // scalar constants now copied into bodies
+    region_.sortTopologically();
+    return true;
+  }
+
+  ir::Region& region_;
+  std::vector<Group> groups_;
+  std::unordered_map<const ir::Node*, size_t> groupOf_;
+  std::unordered_map<const ir::Value*, ir::Value*> replaced_;
+};
+
+}  // namespace
+
+namespace {
+/// Names every fused op `k<N>_<ops>`, N counting in program order (a cond's
+/// branches after the nodes before it), so names are stable and unique.
+void numberKernels(ir::Region& r, int& next) {
+  for (const auto& n : r.nodes()) {
+    if (n->op == OpId::Fused) {
+      std::string ops = n->attrs.find("name")->s;
+      if (ops.size() > 1 && ops[0] == 'k' && std::isdigit(static_cast<unsigned char>(ops[1])))
+        ops = ops.substr(ops.find('_') == std::string::npos ? ops.size() : ops.find('_') + 1);
+      n->attrs.set("name", ir::Attribute::ofString(fmt::format("k{}_{}", next++, ops)));
+      continue;
+    }
+    for (const auto& inner : n->regions()) numberKernels(*inner, next);
+  }
+}
+}  // namespace
+
+PassResult FusePass::run(ir::Graph& g, ir::DiagnosticEngine&) {
+  bool changed = Fuser(g.body).run();
+  int next = 0;
+  if (changed) numberKernels(g.body, next);
+  return {changed, false};
+}
+
+}  // namespace graphc::passes
