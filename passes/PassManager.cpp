@@ -1,5 +1,6 @@
 #include "passes/PassManager.h"
 
+#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -14,7 +15,12 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
     if (options_.dumpSink) options_.dumpSink(text);
     else std::fputs(text.c_str(), stderr);
   };
+  std::vector<std::pair<std::string_view, double>> timings;
+  // The text form is the structural hash: equal text, equal graph.
+  const bool keepBefore = options_.verifyEach || options_.checkChangedFlag;
   for (const auto& pass : passes_) {
+    const std::string before = keepBefore ? ir::print(m) : std::string();
+    const auto start = std::chrono::steady_clock::now();
     bool changed = false;
     for (const auto& g : m.graphs) {
       PassResult r = pass->run(*g, diags);
@@ -24,9 +30,15 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
       }
       changed |= r.changed;
     }
+    timings.emplace_back(pass->name(), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (!changed && options_.checkChangedFlag && ir::print(m) != before) {
+      diags.error({}, fmt::format("pass '{}' reported no change but changed the IR", pass->name()));
+      return false;
+    }
     if (changed && options_.verifyEach) {
       if (!ir::verify(m, diags)) {
         diags.error({}, fmt::format("the IR after pass '{}' is invalid: the pass broke an invariant", pass->name()));
+        dump(fmt::format("// ----- IR before {} (which broke an invariant) -----\n{}", pass->name(), before));
         return false;
       }
     }
@@ -34,6 +46,16 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
                         (options_.printAfterChange && changed);
     if (wanted) dump(fmt::format("// ----- IR after {} -----\n{}", pass->name(), ir::print(m)));
     if (afterPass) afterPass(*pass, m, changed);
+  }
+  if (options_.timePasses) {
+    double total = 0;
+    std::string table = "// ----- pass timing (wall clock) -----\n";
+    for (const auto& [name, ms] : timings) {
+      table += fmt::format("//   {:<16} {:>10.3f} ms\n", name, ms);
+      total += ms;
+    }
+    table += fmt::format("//   {:<16} {:>10.3f} ms\n", "total", total);
+    dump(table);
   }
   return true;
 }

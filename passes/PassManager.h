@@ -18,6 +18,15 @@ struct PassManagerOptions {
   bool printAfterAll = false;
   bool printAfterChange = false;     // only passes that changed something
   std::set<std::string> printAfter;  // --print-ir-after=PASS
+  bool timePasses = false;           // --time-passes: a table of wall times at the end
+  /// Compares a structural hash of the IR before and after each pass that
+  /// says it changed nothing, and fails the pipeline when it did (XLA's
+  /// check). On in debug builds.
+#ifdef NDEBUG
+  bool checkChangedFlag = false;
+#else
+  bool checkChangedFlag = true;
+#endif
   /// Where dumps go; stderr when unset (as mlir-opt).
   std::function<void(const std::string& text)> dumpSink;
 };

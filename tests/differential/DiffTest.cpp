@@ -46,7 +46,9 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
     inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), seed + p->index()));
 
   auto optimised = ir::clone(*original);
-  passes::PassManager pm;
+  passes::PassManagerOptions pmOptions;
+  pmOptions.checkChangedFlag = true;  // every pass's "changed" must be honest
+  passes::PassManager pm(pmOptions);
   passes::addDefaultPipeline(pm);
   if (!pm.run(*optimised, diags)) return fail("the default pipeline failed:\n" + diagnostics(diags));
   const std::string dump = ir::print(*optimised);

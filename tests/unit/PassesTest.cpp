@@ -100,6 +100,47 @@ TEST(PassManager, NamesThePassThatBrokeAnInvariant) {
   EXPECT_EQ(diags.all().back().message, "the IR after pass 'break-types' is invalid: the pass broke an invariant");
 }
 
+/// A pass that changes the IR but says it did not.
+class DishonestPass final : public passes::Pass {
+ public:
+  std::string_view name() const override { return "dishonest"; }
+  std::string_view description() const override { return "test only"; }
+  passes::PassResult run(ir::Graph& g, ir::DiagnosticEngine&) override {
+    g.body.nodes()[0]->result()->name = "renamed";
+    return {false, false};
+  }
+};
+
+TEST(PassManager, CatchesAPassThatHidesAChange) {
+  auto m = testing::parseOk("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  return %y\n}\n");
+  ASSERT_TRUE(m);
+  ir::DiagnosticEngine diags;
+  passes::PassManagerOptions options;
+  options.checkChangedFlag = true;
+  passes::PassManager pm(options);
+  pm.add(std::make_unique<DishonestPass>());
+  EXPECT_FALSE(pm.run(*m, diags));
+  EXPECT_EQ(diags.all().back().message, "pass 'dishonest' reported no change but changed the IR");
+}
+
+TEST(PassManager, BrokenInvariantPrintsTheIRBeforeThePass) {
+  auto m = testing::parseOk("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  return %y\n}\n");
+  ASSERT_TRUE(m);
+  std::string dumps;
+  passes::PassManagerOptions options;
+  options.dumpSink = [&](const std::string& text) { dumps += text; };
+  passes::PassManager pm(options);
+  pm.add(std::make_unique<BreakTypesPass>());
+  ir::DiagnosticEngine diags;
+  EXPECT_FALSE(pm.run(*m, diags));
+  EXPECT_EQ(dumps,
+            "// ----- IR before break-types (which broke an invariant) -----\n"
+            "graph @g(%x: f32[4]) -> (f32[4]) {\n"
+            "  %y = relu(%x) : f32[4]\n"
+            "  return %y\n"
+            "}\n");
+}
+
 TEST(PassManager, PrintAfterChangeSkipsPassesThatChangedNothing) {
   auto m = testing::parseOk("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  %z = neg(%x)\n  return %y\n}\n");
   ASSERT_TRUE(m);

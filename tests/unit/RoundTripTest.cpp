@@ -71,7 +71,9 @@ TEST_P(RoundTrip, PrintParsePrintIsAFixedPoint) {
     ASSERT_TRUE(m) << messages;
     expectFixedPoint(ir::print(*m), file + " (printed)");
 
-    passes::PassManager pm;
+    passes::PassManagerOptions options;
+    options.checkChangedFlag = true;
+    passes::PassManager pm(options);
     passes::addDefaultPipeline(pm);
     pm.afterPass = [&](const passes::Pass& pass, const ir::Module& after, bool) {
       expectFixedPoint(ir::print(after), file + " after " + std::string(pass.name()));

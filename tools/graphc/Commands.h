@@ -25,6 +25,7 @@ struct OptOptions {
   std::vector<std::string> printAfter;
   bool printAfterChange = false;
   bool verifyEach = true;
+  bool timePasses = false;
   bool splitInputFile = false;
   bool verifyDiagnostics = false;
 };

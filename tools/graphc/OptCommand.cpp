@@ -34,6 +34,7 @@ std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer
   pmOptions.verifyEach = options.verifyEach;
   pmOptions.printAfterAll = options.printAfterAll;
   pmOptions.printAfterChange = options.printAfterChange;
+  pmOptions.timePasses = options.timePasses;
   pmOptions.printAfter = {options.printAfter.begin(), options.printAfter.end()};
   passes::PassManager pm(pmOptions);
   if (options.passesGiven) {

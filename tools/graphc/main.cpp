@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   optCmd->add_flag("--print-ir-after-change", opt.printAfterChange, "Print the IR after each pass that changed it");
   optCmd->add_flag("--verify-each,!--no-verify-each", opt.verifyEach, "Verify after each pass that changed the IR")
       ->default_val(true);
+  optCmd->add_flag("--time-passes", opt.timePasses, "Print each pass's wall time (to stderr)");
   optCmd->add_flag("--split-input-file", opt.splitInputFile, "Treat each '// -----' chunk as its own file");
   optCmd->add_flag("--verify-diagnostics", opt.verifyDiagnostics, "Check diagnostics against expected-* comments");
 
