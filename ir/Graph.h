@@ -6,11 +6,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/Attribute.h"
 #include "ir/Diagnostics.h"
+#include "ir/MemoryPlan.h"
 #include "ir/Ops.h"
 #include "ir/Type.h"
 
@@ -120,6 +122,9 @@ class Graph {
   Region body;
   std::vector<TensorType> resultTypes;
   SourceLoc loc;
+  /// Set by the memory-plan pass; not part of the text form (dumps stay
+  /// round-trippable), shown by `graphc compile --emit=graph`.
+  std::optional<MemoryPlan> memoryPlan;
 };
 
 class Module {

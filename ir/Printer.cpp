@@ -41,6 +41,7 @@ class RegionNames {
       names_[v] = "%" + name;
     }
   }
+  const std::unordered_map<const Value*, std::string>& all() const { return names_; }
   const std::string& operator()(const Value* v) const {
     static const std::string unknown = "%<outside region>";
     auto it = names_.find(v);
@@ -115,6 +116,8 @@ class Printer {
 };
 
 }  // namespace
+
+std::unordered_map<const Value*, std::string> valueNames(const Region& r) { return RegionNames(r).all(); }
 
 std::string print(const Graph& g) {
   Printer p;

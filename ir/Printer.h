@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 
 #include "ir/Graph.h"
 
@@ -10,6 +11,9 @@ namespace graphc::ir {
 
 std::string print(const Module& m);
 std::string print(const Graph& g);
+
+/// The names the printer gives the values of one region (with '%').
+std::unordered_map<const Value*, std::string> valueNames(const Region& r);
 
 /// Whether `name` can be written after '%' or '@' as is.
 bool isPlainIdentifier(std::string_view name);

@@ -24,6 +24,8 @@
 //         other reductions over the same rows: every member's element count
 //         is the group's full count F or its row count R (softmax and
 //         layer_norm each become one kernel);
+//       - no index map (shape op) over a value computed from the group's
+//         matmul or reductions: those exist only at the loop's element;
 //       - no cycle through a third group; at most kMaxKernelNodes ops;
 //       - for pointwise and matmul groups, all results the group exports
 //         have one element count (one iteration space).
@@ -257,6 +259,7 @@ class Fuser {
     }
     std::vector<ir::Node*> merged = ga.members;
     merged.insert(merged.end(), gb.members.begin(), gb.members.end());
+    if (!loopsAlign(merged)) return false;
     const bool reduction = ga.kind == Kind::Reduction || gb.kind == Kind::Reduction;
     if (reduction) {
       const Group& r = ga.kind == Kind::Reduction ? ga : gb;
@@ -284,6 +287,66 @@ class Fuser {
           if (std::find(producer.members.begin(), producer.members.end(), v->definingNode()) != producer.members.end())
             return true;
     return false;
+  }
+
+  /// Shapes that let one loop nest compute the whole group (what the kernel
+  /// IR lowering relies on): in a reduction group every member has the
+  /// first reduction's input shape, or its row shape (reduced dims dropped,
+  /// or kept as 1); full-shape members read row values only in the kept-1
+  /// form, so broadcasting follows the rows. In a matmul group every
+  /// epilogue member has the matmul's result shape. In both, no index map
+  /// reads a value computed from the matmul or a reduction.
+  static bool loopsAlign(const std::vector<ir::Node*>& members) {
+    const ir::Node* reduction = nullptr;
+    const ir::Node* matmul = nullptr;
+    for (const ir::Node* m : members) {
+      if (!reduction && isRowReduction(*m)) reduction = m;
+      if (!matmul && (m->op == OpId::Matmul || m->op == OpId::Linear)) matmul = m;
+    }
+    // Matmul and reduction results exist only for the element (or row) the
+    // loop is at, in registers: an index map (transpose, slice, ...) of a
+    // value computed from one would need another element's or row's.
+    std::unordered_set<const ir::Value*> accumulated;
+    for (const ir::Node* m : members)
+      if (m == matmul || isRowReduction(*m)) accumulated.insert(m->result());
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const ir::Node* m : members)
+        if (!accumulated.count(m->result()) && std::any_of(m->operands.begin(), m->operands.end(),
+                                                          [&](const ir::Value* v) { return accumulated.count(v); }))
+          grew = accumulated.insert(m->result()).second;
+    }
+    for (const ir::Node* m : members)
+      if (isIndexOnly(m->op) && accumulated.count(m->operands[0])) return false;
+    if (matmul) {
+      for (const ir::Node* m : members)
+        if (m != matmul && m->result()->type.shape != matmul->result()->type.shape) return false;
+      return true;
+    }
+    if (!reduction) return true;
+    const ir::Shape& full = reduction->operands[0]->type.shape;
+    const int64_t k = static_cast<int64_t>(full.size()) - reducedRank(*reduction);
+    ir::Shape kept(full.begin(), full.begin() + k), ones = kept;
+    for (size_t d = static_cast<size_t>(k); d < full.size(); ++d) ones.push_back(ir::Dim::of(1));
+    std::unordered_set<const ir::Value*> inside;
+    for (const ir::Node* m : members) inside.insert(m->result());
+    for (const ir::Node* m : members) {
+      const ir::Shape& s = m->result()->type.shape;
+      if (s != full && s != kept && s != ones) return false;
+      if (isRowReduction(*m)) {
+        if (m->operands[0]->type.shape != full || reducedRank(*m) != reducedRank(*reduction)) return false;
+        continue;
+      }
+      if (s == full)
+        for (const ir::Value* v : m->operands)
+          if (inside.count(v) && v->type.shape != full && v->type.shape != ones) return false;
+    }
+    return true;
+  }
+
+  static int64_t reducedRank(const ir::Node& n) {
+    const ir::Attribute* a = n.attrs.find("dims");
+    return a && !a->list.empty() ? static_cast<int64_t>(a->list.size()) : n.operands[0]->type.rank();
   }
 
   void merge(size_t a, size_t b) {

@@ -70,6 +70,7 @@ void addDefaultPipeline(PassManager& pm) {
   pm.add(createPass("cse"));
   pm.add(createPass("dce"));
   pm.add(createPass("fuse"));
+  pm.add(createPass("memory-plan"));
 }
 
 bool addPipeline(PassManager& pm, std::string_view spec, ir::DiagnosticEngine& diags) {

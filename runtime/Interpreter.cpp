@@ -42,7 +42,8 @@ void bindOne(const ir::Value& param, const Tensor& t, ir::SymbolBindings& bindin
 
 class Interpreter {
  public:
-  explicit Interpreter(ir::SymbolBindings bindings) : bindings_(std::move(bindings)) {}
+  Interpreter(ir::SymbolBindings bindings, const NodeObserver& observer)
+      : bindings_(std::move(bindings)), observer_(observer) {}
 
   std::vector<Tensor> region(const ir::Region& r, const std::vector<Tensor>& args) {
     std::unordered_map<const ir::Value*, Tensor> env;
@@ -51,6 +52,7 @@ class Interpreter {
       std::vector<Tensor> operands;
       for (const ir::Value* v : n->operands) operands.push_back(env.at(v));
       std::vector<Tensor> results = node(*n, operands);
+      if (observer_) observer_(*n, operands, results);
       for (size_t k = 0; k < results.size(); ++k) env[n->result(k)] = std::move(results[k]);
     }
     std::vector<Tensor> out;
@@ -71,6 +73,7 @@ class Interpreter {
   }
 
   ir::SymbolBindings bindings_;
+  const NodeObserver& observer_;
 };
 
 }  // namespace
@@ -86,8 +89,8 @@ ir::SymbolBindings bindInputs(const ir::Graph& g, const std::vector<Tensor>& inp
   return bindings;
 }
 
-std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs) {
-  return Interpreter(bindInputs(g, inputs)).region(g.body, inputs);
+std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs, const NodeObserver& observer) {
+  return Interpreter(bindInputs(g, inputs), observer).region(g.body, inputs);
 }
 
 std::vector<Tensor> evaluateNode(const ir::Node& n, const std::vector<Tensor>& operands,

@@ -5,6 +5,7 @@
 // dtype once per op, as PyTorch's CPU kernels round once per op.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "ir/Graph.h"
@@ -17,8 +18,14 @@ namespace graphc::runtime {
 /// parameter that does not fit.
 ir::SymbolBindings bindInputs(const ir::Graph& g, const std::vector<Tensor>& inputs);
 
+/// Called after each node with its operands and results (tests use it to
+/// check a kernel against the node it came from).
+using NodeObserver =
+    std::function<void(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<Tensor>& results)>;
+
 /// Runs the graph; throws ir::Error on bad inputs or a failing library call.
-std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs);
+std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs,
+                              const NodeObserver& observer = nullptr);
 
 /// Evaluates one node that has no regions (cond and fused are run by
 /// interpret). `resultShapes` are its result shapes with symbols bound.

@@ -34,8 +34,8 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double fmaxNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 double fminNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
-double unaryFloat(const ir::Node& n, double x) {
-  switch (n.op) {
+double unaryFloat(ir::OpId op, const ir::AttrMap& attrs, double x) {
+  switch (op) {
     case OpId::Neg: return -x;
     case OpId::Abs: return std::fabs(x);
     case OpId::Exp: return std::exp(x);
@@ -48,7 +48,7 @@ double unaryFloat(const ir::Node& n, double x) {
     case OpId::Sigmoid: return sigmoid(x);
     case OpId::Relu: return std::isnan(x) ? x : (x > 0 ? x : 0.0);
     case OpId::Gelu: {
-      const ir::Attribute* a = n.attrs.find("approximate");
+      const ir::Attribute* a = attrs.find("approximate");
       return a && a->s == "tanh" ? geluTanh(x) : geluExact(x);
     }
     case OpId::Silu: return x * sigmoid(x);
@@ -121,6 +121,34 @@ Tensor castTensor(const Tensor& x, ir::DType to) {
 
 }  // namespace
 
+double pointwiseScalar(OpId op, const ir::AttrMap& attrs, const std::vector<double>& args) {
+  const ir::OpInfo& info = ir::opInfo(op);
+  switch (op) {
+    case OpId::Cast: {
+      const ir::DType to = attrs.find("dtype")->dtype;
+      Tensor t(to, {});  // round through the target dtype
+      t.setDouble(0, args[0]);
+      return t.getDouble(0);
+    }
+    case OpId::LogicalNot: return args[0] == 0;
+    case OpId::Where: return args[0] != 0 ? args[1] : args[2];
+    case OpId::Clamp: {
+      double v = args[0];
+      if (const ir::Attribute* lo = attrs.find("min")) v = fmaxNan(v, lo->asDouble());
+      if (const ir::Attribute* hi = attrs.find("max")) v = fminNan(v, hi->asDouble());
+      return v;
+    }
+    default: break;
+  }
+  if (info.category == ir::OpCategory::Unary) return unaryFloat(op, attrs, args[0]);
+  switch (op) {
+    case OpId::Eq: case OpId::Ne: case OpId::Lt: case OpId::Le: case OpId::Gt: case OpId::Ge:
+    case OpId::LogicalAnd: case OpId::LogicalOr: return comparison(op, args[0], args[1]);
+    default: break;
+  }
+  return binaryFloat(op, args[0], args[1]);
+}
+
 Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape) {
   const ir::DType resultType = n.result()->type.dtype;
   if (n.op == OpId::Cast) return castTensor(operands[0], resultType);
@@ -160,7 +188,7 @@ Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const s
     }
   } else if (category == ir::OpCategory::Unary) {
     for (int64_t i = 0; i < count; ++i) {
-      if (floatMath) out.setDouble(i, unaryFloat(n, operands[0].getDouble(at(0, i))));
+      if (floatMath) out.setDouble(i, unaryFloat(n.op, n.attrs, operands[0].getDouble(at(0, i))));
       else out.setInt(i, unaryInt(n.op, operands[0].getInt(at(0, i))));
     }
   } else if (resultType == ir::DType::Bool) {  // comparisons and logical ops

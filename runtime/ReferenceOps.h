@@ -36,6 +36,10 @@ void forEachStrided(const std::vector<int64_t>& shape, const std::vector<int64_t
 /// under NumPy broadcasting.
 std::vector<int64_t> broadcastIndices(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
 
+/// One pointwise op on float scalars, in f64, with the semantics of
+/// `pointwise` (code that evaluates kernels element by element shares it).
+double pointwiseScalar(ir::OpId op, const ir::AttrMap& attrs, const std::vector<double>& args);
+
 Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>& shape);
 Tensor softmax(const ir::Node& n, const Tensor& x);

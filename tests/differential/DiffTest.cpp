@@ -4,7 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "frontend/Parser.h"
+#include "KernelEval.h"
+#include "ir/KernelIR.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "runtime/Interpreter.h"
@@ -55,13 +59,48 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
   auto reparsed = frontend::parseString(dump, diags, "optimised.graph");
   if (!reparsed || ir::print(*reparsed) != dump) return fail("the optimised graph does not round-trip:\n" + dump);
 
+  // Every kernel the pipeline formed must lower to the kernel IR.
+  std::function<std::optional<std::string>(const ir::Region&)> lowerAll = [&](const ir::Region& r) -> std::optional<std::string> {
+    for (const auto& n : r.nodes()) {
+      if (n->op == ir::OpId::Fused) {
+        try {
+          ir::kernel::lower(*n);
+        } catch (const ir::Error& e) {
+          return fail(std::string("kernel lowering failed: ") + e.what() + "\n" + dump);
+        }
+      }
+      for (const auto& inner : n->regions())
+        if (auto bad = lowerAll(*inner)) return bad;
+    }
+    return std::nullopt;
+  };
+  if (auto bad = lowerAll(optimised->entry()->body)) return bad;
+
+  // Every kernel, evaluated from its kernel IR, must give what the
+  // reference computes for its fused op's body.
+  std::string kernelMismatch;
+  const ir::SymbolBindings sizes = runtime::bindInputs(g, inputs);
+  auto checkKernel = [&](const ir::Node& n, const std::vector<runtime::Tensor>& operands,
+                         const std::vector<runtime::Tensor>& results) {
+    if (n.op != ir::OpId::Fused || !kernelMismatch.empty()) return;
+    std::vector<runtime::Tensor> fromIR = evaluateKernel(ir::kernel::lower(n), operands, sizes);
+    for (size_t k = 0; k < results.size(); ++k)
+      for (int64_t i = 0; i < results[k].numel(); ++i)
+        if (!close(fromIR[k].getDouble(i), results[k].getDouble(i), options.useF32)) {
+          kernelMismatch = fmt::format("kernel {} output {} element {}: {} from the kernel IR, {} from its body\n{}",
+                                       n.attrs.find("name")->s, k, i, fromIR[k].getDouble(i), results[k].getDouble(i),
+                                       ir::kernel::print(ir::kernel::lower(n)));
+          return;
+        }
+  };
   std::vector<runtime::Tensor> want, got;
   try {
     want = runtime::interpret(g, inputs);
-    got = runtime::interpret(*reparsed->entry(), inputs);
+    got = runtime::interpret(*reparsed->entry(), inputs, checkKernel);
   } catch (const ir::Error& e) {
     return fail(std::string("interpretation failed: ") + e.what() + "\n" + dump);
   }
+  if (!kernelMismatch.empty()) return fail(kernelMismatch + dump);
   for (size_t k = 0; k < want.size(); ++k) {
     if (got[k].shape() != want[k].shape() || got[k].dtype() != want[k].dtype())
       return fail(fmt::format("output {} is {} after the pipeline, {} before", k, ir::toString(got[k].type()),

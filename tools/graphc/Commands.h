@@ -30,7 +30,16 @@ struct OptOptions {
   bool verifyDiagnostics = false;
 };
 
+struct CompileOptions {
+  std::string file;
+  std::string device;
+  std::string arch;
+  std::string emit = "graph";
+  std::string output = "-";
+};
+
 int runCommand(const RunOptions& options);
+int compileCommand(const CompileOptions& options);
 int optCommand(const OptOptions& options);
 int listPasses();
 

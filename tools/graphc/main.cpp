@@ -4,6 +4,7 @@
 //                   [--dim SYM=N]... [--save-outputs DIR] [--print-outputs]
 //   graphc opt FILE [--passes=a,b] [--print-ir-after-all] [--print-ir-after=PASS]
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
+//   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|cuda|ptx|llvm] [-o OUT]
 //   graphc --list-passes
 #include <CLI/CLI.hpp>
 
@@ -48,6 +49,16 @@ int main(int argc, char** argv) {
   optCmd->add_flag("--split-input-file", opt.splitInputFile, "Treat each '// -----' chunk as its own file");
   optCmd->add_flag("--verify-diagnostics", opt.verifyDiagnostics, "Check diagnostics against expected-* comments");
 
+  CompileOptions compile;
+  CLI::App* compileCmd = app.add_subcommand("compile", "Optimise a graph and emit what the backends get");
+  compileCmd->add_option("file", compile.file, "A .graph file")->required();
+  compileCmd->add_option("--device", compile.device, "Target")->check(CLI::IsMember({"cpu", "cuda"}))->required();
+  compileCmd->add_option("--arch", compile.arch, "CUDA architecture, e.g. sm_90");
+  compileCmd->add_option("--emit", compile.emit, "What to print")
+      ->check(CLI::IsMember({"graph", "kernels", "cuda", "ptx", "llvm"}))
+      ->default_val("graph");
+  compileCmd->add_option("-o", compile.output, "Output file (default: standard output)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -59,6 +70,7 @@ int main(int argc, char** argv) {
     if (listPassesFlag) return listPasses();
     if (runCmd->parsed()) return runCommand(run);
     if (optCmd->parsed()) return optCommand(opt);
+    if (compileCmd->parsed()) return compileCommand(compile);
   } catch (const std::bad_alloc&) {
     std::fputs("graphc: error: out of memory\n", stderr);
     return 1;

@@ -1,0 +1,536 @@
+// Lowering of fused ops to the kernel IR, and its printer. Each body value
+// is computed on demand at an index (one index expression per dim of the
+// value's shape): parameters become loads, scalar constants constants,
+// pointwise ops ops over their operands at broadcast indices, shape ops
+// index maps, reductions Reduce nodes over the inner loops, and the matmul
+// of a matmul_epilogue kernel the GEMM accumulator. The fuse pass only
+// forms groups whose shapes align with one loop nest (see loopsAlign in
+// passes/FusePass.cpp); anything else is an ir::Error.
+#include "ir/KernelIR.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "ir/Diagnostics.h"
+#include "ir/ShapeRules.h"
+
+namespace graphc::ir::kernel {
+
+// ---- index expressions ---------------------------------------------------------
+
+IndexPtr Index::constant(int64_t v) {
+  auto e = std::make_shared<Index>();
+  e->kind = Kind::Const;
+  e->value = v;
+  return e;
+}
+
+IndexPtr Index::var(int64_t v) {
+  auto e = std::make_shared<Index>();
+  e->kind = Kind::Var;
+  e->value = v;
+  return e;
+}
+
+IndexPtr Index::dim(const Dim& d) {
+  if (d.isStatic()) return constant(d.size);
+  auto e = std::make_shared<Index>();
+  e->kind = Kind::Sym;
+  e->symbol = d.symbol;
+  return e;
+}
+
+namespace {
+bool isConst(const IndexPtr& e, int64_t v) { return e->kind == Index::Kind::Const && e->value == v; }
+
+IndexPtr binary(Index::Kind kind, IndexPtr a, IndexPtr b) {
+  auto e = std::make_shared<Index>();
+  e->kind = kind;
+  e->lhs = std::move(a);
+  e->rhs = std::move(b);
+  return e;
+}
+}  // namespace
+
+// The constructors fold the identities that index maps produce constantly.
+IndexPtr add(IndexPtr a, IndexPtr b) {
+  if (isConst(a, 0)) return b;
+  if (isConst(b, 0)) return a;
+  if (a->kind == Index::Kind::Const && b->kind == Index::Kind::Const) return Index::constant(a->value + b->value);
+  return binary(Index::Kind::Add, std::move(a), std::move(b));
+}
+
+IndexPtr mul(IndexPtr a, IndexPtr b) {
+  if (isConst(a, 0) || isConst(b, 0)) return Index::constant(0);
+  if (isConst(a, 1)) return b;
+  if (isConst(b, 1)) return a;
+  if (a->kind == Index::Kind::Const && b->kind == Index::Kind::Const) return Index::constant(a->value * b->value);
+  return binary(Index::Kind::Mul, std::move(a), std::move(b));
+}
+
+IndexPtr div(IndexPtr a, IndexPtr b) {
+  if (isConst(b, 1) || isConst(a, 0)) return a;
+  return binary(Index::Kind::Div, std::move(a), std::move(b));
+}
+
+IndexPtr mod(IndexPtr a, IndexPtr b) {
+  if (isConst(b, 1)) return Index::constant(0);
+  return binary(Index::Kind::Mod, std::move(a), std::move(b));
+}
+
+namespace {
+/// An operand of *, / or %: parenthesised unless atomic or already in parentheses.
+std::string operand(const IndexPtr& e) {
+  const bool atomic = e->kind == Index::Kind::Const || e->kind == Index::Kind::Var || e->kind == Index::Kind::Sym ||
+                      e->kind == Index::Kind::Add;
+  return atomic ? toString(e) : "(" + toString(e) + ")";
+}
+}  // namespace
+
+std::string toString(const IndexPtr& e) {
+  switch (e->kind) {
+    case Index::Kind::Const: return std::to_string(e->value);
+    case Index::Kind::Var: return fmt::format("i{}", e->value);
+    case Index::Kind::Sym: return e->symbol;
+    case Index::Kind::Add: return fmt::format("({} + {})", toString(e->lhs), toString(e->rhs));
+    case Index::Kind::Mul: return fmt::format("{} * {}", operand(e->lhs), operand(e->rhs));
+    case Index::Kind::Div: return fmt::format("{} / {}", operand(e->lhs), operand(e->rhs));
+    case Index::Kind::Mod: return fmt::format("{} % {}", operand(e->lhs), operand(e->rhs));
+  }
+  return "?";
+}
+
+namespace {
+
+using Indices = std::vector<IndexPtr>;
+
+IndexPtr ravel(const Indices& idx, const Shape& shape) {
+  IndexPtr linear = Index::constant(0);
+  for (size_t k = 0; k < shape.size(); ++k) linear = add(mul(linear, Index::dim(shape[k])), idx[k]);
+  return linear;
+}
+
+Indices unravel(const IndexPtr& linear, const Shape& shape) {
+  Indices idx(shape.size());
+  IndexPtr rest = linear;
+  for (size_t k = shape.size(); k-- > 0;) {
+    idx[k] = k == 0 ? rest : mod(rest, Index::dim(shape[k]));
+    rest = div(rest, Index::dim(shape[k]));
+  }
+  return idx;
+}
+
+Indices vars(size_t count, size_t first = 0) {
+  Indices out;
+  for (size_t k = 0; k < count; ++k) out.push_back(Index::var(static_cast<int64_t>(first + k)));
+  return out;
+}
+
+/// The index of an operand of shape `from` read at `idx` of a broadcast result of shape `to`.
+Indices broadcast(const Indices& idx, const Shape& to, const Shape& from) {
+  Indices out;
+  const size_t offset = to.size() - from.size();
+  for (size_t k = 0; k < from.size(); ++k)
+    out.push_back(from[k].isStatic(1) && !to[k + offset].isStatic(1) ? Index::constant(0) : idx[k + offset]);
+  return out;
+}
+
+class Lowering {
+ public:
+  explicit Lowering(const Node& fused) : fused_(fused), body_(*fused.regions()[0]) {}
+
+  Kernel run() {
+    k_.name = fused_.attrs.find("name")->s;
+    k_.kind = fused_.attrs.find("kind")->s;
+    for (size_t i = 0; i < body_.params().size(); ++i) {
+      k_.inputs.push_back({fmt::format("in{}", i), body_.param(i)->type});
+      inputOf_[body_.param(i)] = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < body_.returns.size(); ++i)
+      k_.outputs.push_back({fmt::format("out{}", i), body_.returns[i]->type});
+    for (const auto& n : body_.nodes()) {
+      if (!reduction_ && (n->op == OpId::Sum || n->op == OpId::Mean || n->op == OpId::Amax || n->op == OpId::Amin))
+        reduction_ = n.get();
+      if (!matmul_ && (n->op == OpId::Matmul || n->op == OpId::Linear)) matmul_ = n.get();
+    }
+    if (matmul_) return gemmKernel();
+    if (reduction_) return reductionKernel();
+    return pointwiseKernel();
+  }
+
+ private:
+  Kernel pointwiseKernel() {
+    const Shape& space = body_.returns[0]->type.shape;
+    k_.outer = space;
+    const IndexPtr linear = ravel(vars(space.size()), space);
+    for (size_t i = 0; i < body_.returns.size(); ++i) {
+      const Shape& s = body_.returns[i]->type.shape;
+      Indices idx = i == 0 ? vars(space.size()) : unravel(linear, s);
+      k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), false});
+    }
+    return k_;
+  }
+
+  Kernel reductionKernel() {
+    const Shape& full = reduction_->operands[0]->type.shape;
+    reduced_ = reducedDims(*reduction_);
+    outerRank_ = full.size() - reduced_.size();
+    for (size_t d = 0; d < full.size(); ++d)
+      (isReduced(d) ? k_.reduceSizes : k_.outer).push_back(full[d]);
+    for (size_t i = 0; i < body_.returns.size(); ++i) {
+      const Shape& s = body_.returns[i]->type.shape;
+      const bool perElement = s == full;
+      Indices idx;
+      if (perElement || s.size() == full.size()) {
+        // Kept dims take the outer variables in order; reduced dims the inner
+        // ones (per element) or 0 (a keepdim row result).
+        size_t outer = 0, inner = 0;
+        for (size_t d = 0; d < full.size(); ++d)
+          idx.push_back(!isReduced(d)   ? Index::var(static_cast<int64_t>(outer++))
+                        : perElement    ? Index::var(static_cast<int64_t>(outerRank_ + inner++))
+                                        : Index::constant(0));
+      } else {
+        idx = vars(outerRank_);
+      }
+      k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), perElement});
+    }
+    // Row results are stored once per row, before the loop over the row's elements.
+    std::stable_partition(k_.stores.begin(), k_.stores.end(), [](const Store& s) { return !s.insideReduction; });
+    return k_;
+  }
+
+  bool isReduced(size_t d) const {
+    return std::find(reduced_.begin(), reduced_.end(), static_cast<int64_t>(d)) != reduced_.end();
+  }
+
+  Kernel gemmKernel() {
+    const Shape& out = matmul_->result()->type.shape;
+    k_.outer = out;
+    const Value* a = matmul_->operands[0];
+    const Value* b = matmul_->operands[1];
+    if (!inputOf_.count(a) || !inputOf_.count(b)) throw Error("kernel IR: a GEMM operand is computed in the kernel");
+    Gemm g;
+    g.a = inputOf_.at(a);
+    g.b = inputOf_.at(b);
+    g.kVar = static_cast<int64_t>(out.size());
+    const IndexPtr kv = Index::var(g.kVar);
+    Indices o = vars(out.size());
+    if (matmul_->op == OpId::Linear) {
+      g.transposeB = true;
+      g.k = Index::dim(a->type.shape.back());
+      g.aIndex.assign(o.begin(), o.end() - 1);
+      g.aIndex.push_back(kv);
+      g.bIndex = {o.back(), kv};
+    } else {
+      const size_t ra = a->type.shape.size(), rb = b->type.shape.size();
+      g.k = Index::dim(a->type.shape.back());
+      // Output dims: batch..., [m if a is a matrix], [n if b is a matrix].
+      const size_t batch = out.size() - (ra > 1) - (rb > 1);
+      Indices batchIdx(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(batch));
+      Shape batchShape(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(batch));
+      if (ra > 1) {
+        g.aIndex = broadcast(batchIdx, batchShape, Shape(a->type.shape.begin(), a->type.shape.end() - 2));
+        g.aIndex.push_back(o[batch]);
+      }
+      g.aIndex.push_back(kv);
+      if (rb > 1) {
+        g.bIndex = broadcast(batchIdx, batchShape, Shape(b->type.shape.begin(), b->type.shape.end() - 2));
+        g.bIndex.push_back(kv);
+        g.bIndex.push_back(o.back());
+      } else {
+        g.bIndex = {kv};
+      }
+    }
+    k_.gemm = g;
+    for (size_t i = 0; i < body_.returns.size(); ++i)
+      k_.stores.push_back({static_cast<int>(i), o, eval(body_.returns[i], o), false});
+    return k_;
+  }
+
+  static std::vector<int64_t> reducedDims(const Node& n) {
+    const int64_t rank = n.operands[0]->type.rank();
+    std::vector<int64_t> dims;
+    const Attribute* a = n.attrs.find("dims");
+    if (!a || a->list.empty())
+      for (int64_t k = 0; k < rank; ++k) dims.push_back(k);
+    else
+      for (const Attribute& d : a->list) dims.push_back(*rules::normalizeAxis(d.i, rank));
+    return dims;
+  }
+
+  ExprPtr eval(const Value* v, const Indices& idx) {
+    std::string key = fmt::format("{}@", static_cast<const void*>(v));
+    for (const IndexPtr& i : idx) key += toString(i) + ",";
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    ExprPtr e = compute(v, idx);
+    memo_[key] = e;
+    return e;
+  }
+
+  ExprPtr compute(const Value* v, const Indices& idx) {
+    auto e = std::make_shared<Expr>();
+    e->dtype = v->type.dtype;
+    if (auto it = inputOf_.find(v); it != inputOf_.end()) {
+      e->kind = Expr::Kind::Load;
+      e->buffer = it->second;
+      e->index = idx;
+      return e;
+    }
+    const Node& n = *v->definingNode();
+    const Shape& shape = v->type.shape;
+    if (n.op == OpId::Constant || n.op == OpId::Full) {
+      const Attribute* value = n.attrs.find("value");
+      while (value->kind == Attribute::Kind::List) value = &value->list[0];  // scalars only reach here
+      e->kind = Expr::Kind::Const;
+      e->value = value->asDouble();
+      return e;
+    }
+    if (&n == matmul_) {
+      // The accumulator holds the element being stored and no other.
+      if (!sameIndex(idx, vars(shape.size())))
+        throw Error("kernel IR: the epilogue reads the matmul result through an index map");
+      e->kind = Expr::Kind::Acc;
+      if (n.op == OpId::Linear && n.operands.size() == 3) {  // the bias is part of linear
+        auto bias = std::make_shared<Expr>();
+        bias->kind = Expr::Kind::Op;
+        bias->op = OpId::Add;
+        bias->dtype = e->dtype;
+        bias->args = {e, eval(n.operands[2], {idx.back()})};
+        return bias;
+      }
+      return e;
+    }
+    if (n.op == OpId::Sum || n.op == OpId::Mean || n.op == OpId::Amax || n.op == OpId::Amin) {
+      // The reduction loop binds the inner variables; the outer ones come
+      // from idx (which has the reduced dims as 1s with keepdim, else not).
+      const Value* in = n.operands[0];
+      const std::vector<int64_t> dims = reducedDims(n);
+      const bool keep = v->type.rank() == in->type.rank();
+      Indices inIdx;
+      size_t kept = 0, inner = 0;
+      for (int64_t d = 0; d < in->type.rank(); ++d) {
+        const bool reducedHere = std::find(dims.begin(), dims.end(), d) != dims.end();
+        if (reducedHere) inIdx.push_back(Index::var(static_cast<int64_t>(outerRank_ + inner++)));
+        else inIdx.push_back(keep ? idx[static_cast<size_t>(d)] : idx[kept]);
+        if (!reducedHere) ++kept;
+      }
+      // A row value exists only for the row the loop is at.
+      Indices rowIdx;
+      for (int64_t d = 0; d < in->type.rank(); ++d)
+        if (std::find(dims.begin(), dims.end(), d) == dims.end()) rowIdx.push_back(inIdx[static_cast<size_t>(d)]);
+      if (!sameIndex(rowIdx, vars(rowIdx.size())))
+        throw Error("kernel IR: a reduction is read through an index map");
+      e->kind = Expr::Kind::Reduce;
+      e->op = n.op;
+      e->args = {eval(in, inIdx)};
+      return e;
+    }
+    if (n.info().isPointwise()) {
+      e->kind = Expr::Kind::Op;
+      e->op = n.op;
+      e->attrs = n.attrs;
+      for (const Value* operand : n.operands) e->args.push_back(eval(operand, broadcast(idx, shape, operand->type.shape)));
+      return e;
+    }
+    if (n.op == OpId::Concat) {
+      // Operand k covers [start_k, start_k + size_k) of the concat dim.
+      const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, static_cast<int64_t>(shape.size()));
+      e->kind = Expr::Kind::Select;
+      e->index = {idx[d]};
+      int64_t start = 0;
+      for (const Value* operand : n.operands) {
+        Indices shifted = idx;
+        shifted[d] = add(idx[d], Index::constant(-start));
+        e->args.push_back(eval(operand, shifted));
+        start += operand->type.shape[d].isStatic() ? operand->type.shape[d].size : 0;
+        e->bounds.push_back(start);
+      }
+      return e;
+    }
+    return eval(n.operands[0], shapeOpIndex(n, idx));
+  }
+
+  static bool sameIndex(const Indices& a, const Indices& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const IndexPtr& x, const IndexPtr& y) { return toString(x) == toString(y); });
+  }
+
+  /// The operand index a shape op reads for result index `idx`.
+  static Indices shapeOpIndex(const Node& n, const Indices& idx) {
+    const Shape& in = n.operands[0]->type.shape;
+    const Shape& out = n.result()->type.shape;
+    const int64_t rank = static_cast<int64_t>(in.size());
+    switch (n.op) {
+      case OpId::Reshape:
+      case OpId::Squeeze:
+      case OpId::Unsqueeze: return unravel(ravel(idx, out), in);
+      case OpId::Permute:
+      case OpId::Transpose: {
+        std::vector<int64_t> perm(static_cast<size_t>(rank));
+        if (n.op == OpId::Permute) {
+          for (int64_t k = 0; k < rank; ++k) perm[k] = *rules::normalizeAxis(n.attrs.find("dims")->list[k].i, rank);
+        } else {
+          for (int64_t k = 0; k < rank; ++k) perm[k] = k;
+          std::swap(perm[*rules::normalizeAxis(n.attrs.find("dim0")->i, rank)],
+                    perm[*rules::normalizeAxis(n.attrs.find("dim1")->i, rank)]);
+        }
+        Indices r(static_cast<size_t>(rank));
+        for (int64_t k = 0; k < rank; ++k) r[perm[k]] = idx[k];
+        return r;
+      }
+      case OpId::Expand: return broadcast(idx, out, in);
+      case OpId::Slice: {
+        const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, rank);
+        const Attribute* startAttr = n.attrs.find("start");
+        const Attribute* stepAttr = n.attrs.find("step");
+        int64_t start = startAttr ? startAttr->i : 0;
+        if (in[d].isStatic()) {
+          if (start < 0) start = std::max<int64_t>(start + in[d].size, 0);
+          start = std::min(start, in[d].size);
+        }
+        Indices r = idx;
+        r[d] = add(Index::constant(start), mul(Index::constant(stepAttr ? stepAttr->i : 1), idx[d]));
+        return r;
+      }
+      default: throw Error(fmt::format("kernel IR: '{}' cannot be an index map", n.name()));
+    }
+  }
+
+  const Node& fused_;
+  const Region& body_;
+  Kernel k_;
+  std::unordered_map<const Value*, int> inputOf_;
+  const Node* reduction_ = nullptr;
+  const Node* matmul_ = nullptr;
+  size_t outerRank_ = 0;
+  std::vector<int64_t> reduced_;
+  std::unordered_map<std::string, ExprPtr> memo_;
+};
+
+// ---- printing --------------------------------------------------------------------
+
+/// Prints a kernel as a loop nest. Reductions and values used more than
+/// once become temporaries (t0, t1, ...), defined in the outer loop when
+/// they depend only on the outer variables and in the inner loop otherwise.
+class Printer {
+ public:
+  explicit Printer(const Kernel& k) : k_(k), outerRank_(static_cast<int64_t>(k.outer.size())) {}
+
+  std::string run() {
+    std::string out = fmt::format("kernel {} ({})\n", k_.name, k_.kind);
+    for (const Buffer& b : k_.inputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
+    for (const Buffer& b : k_.outputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
+    if (k_.gemm) {
+      const Gemm& g = *k_.gemm;
+      out += fmt::format("  gemm acc[{}] = sum i{} in [0, {}): {}[{}] * {}[{}]\n", list(vars(k_.outer.size())), g.kVar,
+                         toString(g.k), k_.inputs[g.a].name, list(g.aIndex), k_.inputs[g.b].name, list(g.bIndex));
+    }
+    for (const Store& s : k_.stores) countUses(s.value);
+    for (const Store& s : k_.stores) {
+      std::string line = fmt::format("{}[{}] = {}", k_.outputs[s.buffer].name, list(s.index), render(s.value, false));
+      (s.insideReduction ? inner_ : outer_).push_back(line);
+    }
+    out += "  for " + loops(k_.outer, 0) + ":\n";
+    for (const std::string& l : outer_) out += "    " + l + "\n";
+    if (!inner_.empty()) {
+      out += "    for " + loops(k_.reduceSizes, k_.outer.size()) + ":\n";
+      for (const std::string& l : inner_) out += "      " + l + "\n";
+    }
+    return out;
+  }
+
+ private:
+  void countUses(const ExprPtr& e) {
+    if (uses_[e.get()]++ > 0) return;
+    for (const ExprPtr& a : e->args) countUses(a);
+  }
+
+  /// Whether e reads an inner (reduction) variable outside any Reduce.
+  bool dependsOnInner(const ExprPtr& e) {
+    if (auto it = inner_deps_.find(e.get()); it != inner_deps_.end()) return it->second;
+    bool d = false;
+    if (e->kind == Expr::Kind::Load || e->kind == Expr::Kind::Select)
+      for (const IndexPtr& i : e->index) d |= readsVarFrom(i, outerRank_);
+    if (e->kind != Expr::Kind::Reduce)
+      for (const ExprPtr& a : e->args) d |= dependsOnInner(a);
+    return inner_deps_[e.get()] = d;
+  }
+
+  static bool readsVarFrom(const IndexPtr& i, int64_t first) {
+    if (i->kind == Index::Kind::Var) return i->value >= first;
+    return (i->lhs && readsVarFrom(i->lhs, first)) || (i->rhs && readsVarFrom(i->rhs, first));
+  }
+
+  std::string render(const ExprPtr& e, bool inReduce) {
+    // Inside a reduction's body only row-level values may become
+    // temporaries: a temporary of the inner loop would be out of scope there.
+    const bool shared = e->kind == Expr::Kind::Op && uses_[e.get()] > 1 && (!inReduce || !dependsOnInner(e));
+    const bool named = e->kind == Expr::Kind::Reduce || shared;
+    if (!named) return text(e, inReduce);
+    if (auto it = temps_.find(e.get()); it != temps_.end()) return it->second;
+    std::string definition = text(e, inReduce);
+    std::string name = fmt::format("t{}", temps_.size());
+    temps_[e.get()] = name;
+    (dependsOnInner(e) ? inner_ : outer_).push_back(name + " = " + definition);
+    return name;
+  }
+
+  std::string text(const ExprPtr& e, bool inReduce) {
+    switch (e->kind) {
+      case Expr::Kind::Load: return fmt::format("{}[{}]", k_.inputs[e->buffer].name, list(e->index));
+      case Expr::Kind::Const: return toString(Attribute::ofFloat(e->value));
+      case Expr::Kind::Acc: return "acc";
+      case Expr::Kind::Reduce:
+        return fmt::format("{} over {}: {}", opInfo(e->op).name, loops(k_.reduceSizes, k_.outer.size()),
+                           render(e->args[0], true));
+      case Expr::Kind::Select: {
+        std::string s = "select(";
+        for (size_t k = 0; k < e->args.size(); ++k)
+          s += fmt::format("{}{}{}", k ? ", " : "",
+                           k + 1 < e->args.size() ? fmt::format("{} < {}: ", toString(e->index[0]), e->bounds[k]) : "",
+                           render(e->args[k], inReduce));
+        return s + ")";
+      }
+      case Expr::Kind::Op: {
+        std::string s = std::string(opInfo(e->op).name) + "(";
+        for (size_t k = 0; k < e->args.size(); ++k) s += (k ? ", " : "") + render(e->args[k], inReduce);
+        for (const auto& [name, value] : e->attrs) s += fmt::format(", {}={}", name, toString(value));
+        return s + ")";
+      }
+    }
+    return "?";
+  }
+
+  static std::string list(const Indices& idx) {
+    std::string s;
+    for (size_t k = 0; k < idx.size(); ++k) s += (k ? ", " : "") + toString(idx[k]);
+    return s;
+  }
+
+  static std::string loops(const std::vector<Dim>& sizes, size_t first) {
+    std::string s;
+    for (size_t k = 0; k < sizes.size(); ++k)
+      s += fmt::format("{}i{} in [0, {})", k ? ", " : "", first + k, ir::toString(sizes[k]));
+    return sizes.empty() ? "(one point)" : s;
+  }
+
+  const Kernel& k_;
+  const int64_t outerRank_;
+  std::unordered_map<const Expr*, int> uses_;
+  std::unordered_map<const Expr*, bool> inner_deps_;
+  std::unordered_map<const Expr*, std::string> temps_;
+  std::vector<std::string> outer_, inner_;
+};
+
+}  // namespace
+
+Kernel lower(const Node& fused) {
+  if (fused.op != OpId::Fused) throw Error("kernel IR: only fused ops lower to kernels");
+  return Lowering(fused).run();
+}
+
+std::string print(const Kernel& k) { return Printer(k).run(); }
+
+}  // namespace graphc::ir::kernel

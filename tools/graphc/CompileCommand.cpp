@@ -1,0 +1,65 @@
+#include <cstdio>
+#include <fstream>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "frontend/Parser.h"
+#include "ir/KernelIR.h"
+#include "ir/Printer.h"
+#include "passes/PassManager.h"
+#include "tools/graphc/Commands.h"
+
+namespace graphc::tools {
+
+int compileCommand(const CompileOptions& options) {
+  if (options.emit != "graph" && options.emit != "kernels") {
+    std::fprintf(stderr, "graphc: error: --emit=%s needs the %s backend, which is not built yet (--emit=graph and "
+                 "--emit=kernels work now)\n", options.emit.c_str(), options.device.c_str());
+    return 1;
+  }
+  ir::DiagnosticEngine diags(ir::printToStderr());
+  auto buffer = frontend::readSourceFile(options.file, diags);
+  if (!buffer) return 1;
+  auto module = frontend::parse(buffer, diags);
+  if (!module) return 1;
+  passes::PassManager pm;
+  passes::addDefaultPipeline(pm);
+  if (!pm.run(*module, diags)) return 1;
+
+  std::string out;
+  if (options.emit == "graph") {
+    out = ir::print(*module);
+    for (const auto& g : module->graphs)
+      if (g->memoryPlan) out += ir::describe(*g->memoryPlan);
+  } else {
+    std::function<void(const ir::Region&)> walk = [&](const ir::Region& r) {
+      for (const auto& n : r.nodes()) {
+        if (n->op == ir::OpId::Fused) {
+          out += (out.empty() ? "" : "\n") + ir::kernel::print(ir::kernel::lower(*n));
+          continue;
+        }
+        for (const auto& inner : n->regions()) walk(*inner);
+      }
+    };
+    try {
+      for (const auto& g : module->graphs) walk(g->body);
+    } catch (const ir::Error& e) {
+      std::fprintf(stderr, "graphc: error: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (options.output == "-") {
+    std::fputs(out.c_str(), stdout);
+  } else {
+    std::ofstream file(options.output);
+    file << out;
+    if (!file) {
+      std::fprintf(stderr, "graphc: error: cannot write '%s'\n", options.output.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace graphc::tools
