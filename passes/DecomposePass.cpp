@@ -168,6 +168,8 @@ bool decompose(ir::Region& r) {
     Decomposer d(r, pos, n);
     ir::Value* replacement = d.run();
     if (!replacement) continue;
+    // The last primitive carries the composite's name, so dumps still say %probs.
+    if (replacement->name.empty()) replacement->name = n.result()->name;
     r.replaceAllUses(n.result(), replacement);
     pos = d.position();
     r.release(pos);  // the composite op, now unused
