@@ -337,9 +337,13 @@ class Fuser {
         if (m->operands[0]->type.shape != full || reducedRank(*m) != reducedRank(*reduction)) return false;
         continue;
       }
-      if (s == full)
-        for (const ir::Value* v : m->operands)
-          if (inside.count(v) && v->type.shape != full && v->type.shape != ones) return false;
+      // A full-shape member reads row values in the kept-1 form; a row-shape
+      // member reads a row value of its own form only (broadcasting [R] with
+      // [R, 1] would pair row r with dim 1, not row r).
+      for (const ir::Value* v : m->operands) {
+        if (!inside.count(v) || v->type.shape == s) continue;
+        if (s == full ? v->type.shape != ones : accumulated.count(v) != 0) return false;
+      }
     }
     return true;
   }
