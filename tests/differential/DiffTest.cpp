@@ -24,16 +24,25 @@ std::string diagnostics(ir::DiagnosticEngine& diags) {
   return out;
 }
 
-/// f64 graphs: torch's f64 tolerance; those runs test the structure of the
-/// rewrites. f32 graphs: looser, since decompose turns one op that rounds
-/// once into a chain that rounds at every step, and layer_norm's x - mean
-/// then amplifies the rounding of nearly constant rows (seen: 3e-4 relative
-/// on seeds whose f64 twins agree to 1e-15).
-bool close(double a, double e, bool f32) {
+struct Tolerance {
+  double rtol, atol;
+};
+
+/// torch's default tolerances (DESIGN §8), for the graph's outputs.
+Tolerance outputTolerance(bool f32) { return f32 ? Tolerance{1.3e-6, 1e-5} : Tolerance{1e-7, 1e-7}; }
+
+/// For a kernel's IR against its body. The kernel IR rounds the GEMM
+/// accumulator to the dtype before its epilogue adds the bias, as every
+/// backend does, where the body's linear rounds once; in f32, an exp or cos
+/// of a large epilogue value turns that one rounding into 4e-6 relative or
+/// 2e-5 absolute (seen: seeds 430 and 112665 of --f32). What this check is
+/// for, index maps reading the wrong element, gives errors of order one.
+Tolerance kernelTolerance(bool f32) { return f32 ? Tolerance{2e-3, 2e-4} : Tolerance{1e-7, 1e-7}; }
+
+bool close(double a, double e, Tolerance tol) {
   if (std::isnan(e)) return std::isnan(a);
   if (std::isinf(e)) return a == e;
-  const double rtol = f32 ? 2e-3 : 1e-7, atol = f32 ? 2e-4 : 1e-7;
-  return std::fabs(a - e) <= atol + rtol * std::fabs(e);
+  return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e);
 }
 
 }  // namespace
@@ -44,6 +53,18 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
   ir::DiagnosticEngine diags;
   auto original = frontend::parseString(text, diags, fmt::format("random-{}.graph", seed));
   if (!original) return fail("the generated graph does not parse:\n" + diagnostics(diags));
+  // The oracle: the graph as written, for f64. For f32, the graph after
+  // decompose alone: the reference computes a composite op (layer_norm,
+  // softmax) in f64 and rounds once, its decomposition rounds at every
+  // primitive, and layer_norm then amplifies that rounding on nearly
+  // constant rows; what decompose computes is checked in the f64 runs and
+  // per op against torch in f32 (tests/golden). Every other pass must keep
+  // f32 results to torch's f32 tolerance.
+  if (options.useF32) {
+    passes::PassManager decomposeOnly;
+    if (!passes::addPipeline(decomposeOnly, "decompose", diags) || !decomposeOnly.run(*original, diags))
+      return fail("decompose alone failed:\n" + diagnostics(diags));
+  }
   const ir::Graph& g = *original->entry();
   std::vector<runtime::Tensor> inputs;
   for (const auto& p : g.body.params())
@@ -66,7 +87,7 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
         try {
           ir::kernel::lower(*n);
         } catch (const ir::Error& e) {
-          return fail(std::string("kernel lowering failed: ") + e.what() + "\n" + dump);
+          return std::string("kernel lowering failed: ") + e.what() + "\n" + dump;
         }
       }
       for (const auto& inner : n->regions())
@@ -74,7 +95,7 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
     }
     return std::nullopt;
   };
-  if (auto bad = lowerAll(optimised->entry()->body)) return bad;
+  if (auto bad = lowerAll(optimised->entry()->body)) return fail(*bad);
 
   // Every kernel, evaluated from its kernel IR, must give what the
   // reference computes for its fused op's body.
@@ -86,7 +107,7 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
     std::vector<runtime::Tensor> fromIR = evaluateKernel(ir::kernel::lower(n), operands, sizes);
     for (size_t k = 0; k < results.size(); ++k)
       for (int64_t i = 0; i < results[k].numel(); ++i)
-        if (!close(fromIR[k].getDouble(i), results[k].getDouble(i), options.useF32)) {
+        if (!close(fromIR[k].getDouble(i), results[k].getDouble(i), kernelTolerance(options.useF32))) {
           kernelMismatch = fmt::format("kernel {} output {} element {}: {} from the kernel IR, {} from its body\n{}",
                                        n.attrs.find("name")->s, k, i, fromIR[k].getDouble(i), results[k].getDouble(i),
                                        ir::kernel::print(ir::kernel::lower(n)));
@@ -106,7 +127,7 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
       return fail(fmt::format("output {} is {} after the pipeline, {} before", k, ir::toString(got[k].type()),
                               ir::toString(want[k].type())));
     for (int64_t i = 0; i < want[k].numel(); ++i)
-      if (!close(got[k].getDouble(i), want[k].getDouble(i), options.useF32))
+      if (!close(got[k].getDouble(i), want[k].getDouble(i), outputTolerance(options.useF32)))
         return fail(fmt::format("output {} element {}: {} after the pipeline, {} before\n{}", k, i,
                                 got[k].getDouble(i), want[k].getDouble(i), dump));
   }

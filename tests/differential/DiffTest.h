@@ -11,7 +11,9 @@
 
 namespace graphc::difftest {
 
-/// nullopt when the graph of `seed` agrees before and after the pipeline;
+/// nullopt when the graph of `seed` agrees before and after the pipeline
+/// (for f32: after decompose alone and after the whole pipeline, see
+/// DiffTest.cpp);
 /// else a report holding the graph text and what differed.
 std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& options = {});
 
