@@ -23,7 +23,8 @@
 //       - a row reduction group takes pointwise producers and consumers and
 //         other reductions over the same rows: every member's element count
 //         is the group's full count F or its row count R (softmax and
-//         layer_norm each become one kernel);
+//         layer_norm each become one kernel), and a row value is read only
+//         by full-shape members (kept-1 form) or row members of its form;
 //       - no index map (shape op) over a value computed from the group's
 //         matmul or reductions: those exist only at the loop's element;
 //       - no cycle through a third group; at most kMaxKernelNodes ops;
@@ -37,7 +38,10 @@
 //     values used outside or returned. Nodes are then re-sorted
 //     topologically. cond branches are fused inside, separately.
 //
-// Changed: some group was formed.
+// Every fused op, one from the input included, is then named k<N>_<ops>
+// from its body (so no input identifier reaches generated source).
+//
+// Changed: some group was formed, or a kernel was renamed.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -108,6 +112,19 @@ Kind kindOf(const ir::Node& n) {
 bool isScalarConstant(const ir::Value* v) {
   const ir::Node* n = v->definingNode();
   return n && (n->op == OpId::Constant || n->op == OpId::Full) && v->type.rank() == 0;
+}
+
+/// What a kernel computes, for its name: the first five distinct op names
+/// of its body in order, constants aside ("linear_add_relu").
+std::string kernelOps(const ir::Region& body) {
+  std::vector<std::string> names;
+  for (const auto& n : body.nodes()) {
+    if (n->op == OpId::Constant || n->op == OpId::Full) continue;
+    std::string name(n->name());
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  if (names.size() > 5) names.resize(5);
+  return fmt::format("{}", fmt::join(names, "_"));
 }
 
 struct Group {
@@ -408,15 +425,6 @@ class Fuser {
 
   /// The op names a kernel holds, in order, without repeats (at most five);
   /// the `kN_` prefix is added once the whole graph is fused.
-  static std::string kernelOps(const Group& g) {
-    std::vector<std::string> names;
-    for (const ir::Node* m : g.members) {
-      std::string name(m->name());
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    }
-    if (names.size() > 5) names.resize(5);
-    return fmt::format("{}", fmt::join(names, "_"));
-  }
 
   static std::string_view kindName(Kind k) {
     switch (k) {
@@ -440,7 +448,7 @@ class Fuser {
                                          : g.kind;
       ir::AttrMap attrs;
       attrs.set("kind", ir::Attribute::ofString(std::string(kindName(kind))));
-      attrs.set("name", ir::Attribute::ofString(kernelOps(g)));
+      attrs.set("name", ir::Attribute::ofString("k"));  // numberKernels names it
       std::unordered_set<const ir::Node*> inside(g.members.begin(), g.members.end());
       // Parameters: values read from outside, scalar constants excepted.
       std::vector<ir::Value*> inputs;
@@ -495,26 +503,29 @@ class Fuser {
 }  // namespace
 
 namespace {
-/// Names every fused op `k<N>_<ops>`, N counting in program order (a cond's
-/// branches after the nodes before it), so names are stable and unique.
-void numberKernels(ir::Region& r, int& next) {
+/// Names every fused op `k<N>_<ops>` from its body's ops, N counting in
+/// program order (a cond's branches after the nodes before it), so names are
+/// stable and unique — and a name written in the input file never reaches a
+/// backend's generated source. Returns whether a name changed.
+bool numberKernels(ir::Region& r, int& next) {
+  bool renamed = false;
   for (const auto& n : r.nodes()) {
     if (n->op == OpId::Fused) {
-      std::string ops = n->attrs.find("name")->s;
-      if (ops.size() > 1 && ops[0] == 'k' && std::isdigit(static_cast<unsigned char>(ops[1])))
-        ops = ops.substr(ops.find('_') == std::string::npos ? ops.size() : ops.find('_') + 1);
-      n->attrs.set("name", ir::Attribute::ofString(fmt::format("k{}_{}", next++, ops)));
+      const std::string name = fmt::format("k{}_{}", next++, kernelOps(*n->regions()[0]));
+      renamed |= n->attrs.find("name")->s != name;
+      n->attrs.set("name", ir::Attribute::ofString(name));
       continue;
     }
-    for (const auto& inner : n->regions()) numberKernels(*inner, next);
+    for (const auto& inner : n->regions()) renamed |= numberKernels(*inner, next);
   }
+  return renamed;
 }
 }  // namespace
 
 PassResult FusePass::run(ir::Graph& g, ir::DiagnosticEngine&) {
   bool changed = Fuser(g.body).run();
   int next = 0;
-  if (changed) numberKernels(g.body, next);
+  changed |= numberKernels(g.body, next);
   return {changed, false};
 }
 
