@@ -458,6 +458,11 @@ std::shared_ptr<const SourceBuffer> readSourceFile(const std::string& path, Diag
   return buffer;
 }
 
+std::unique_ptr<Module> parseFile(const std::string& path, DiagnosticEngine& diags) {
+  auto buffer = readSourceFile(path, diags);
+  return buffer ? parse(buffer, diags) : nullptr;
+}
+
 std::vector<std::shared_ptr<const SourceBuffer>> splitInputFile(const SourceBuffer& whole) {
   std::vector<std::shared_ptr<const SourceBuffer>> chunks;
   auto start = [&](int line) {

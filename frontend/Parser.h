@@ -22,6 +22,9 @@ std::unique_ptr<ir::Module> parseString(std::string text, ir::DiagnosticEngine& 
 /// Reads a file into a buffer; null (with a diagnostic) if it cannot be read.
 std::shared_ptr<const ir::SourceBuffer> readSourceFile(const std::string& path, ir::DiagnosticEngine& diags);
 
+/// readSourceFile, then parse; null (with diagnostics) on either error.
+std::unique_ptr<ir::Module> parseFile(const std::string& path, ir::DiagnosticEngine& diags);
+
 /// Splits a buffer at lines `// -----` (--split-input-file); each chunk keeps
 /// the file's line numbers.
 std::vector<std::shared_ptr<const ir::SourceBuffer>> splitInputFile(const ir::SourceBuffer& whole);

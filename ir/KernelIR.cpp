@@ -250,14 +250,7 @@ class Lowering {
   }
 
   static std::vector<int64_t> reducedDims(const Node& n) {
-    const int64_t rank = n.operands[0]->type.rank();
-    std::vector<int64_t> dims;
-    const Attribute* a = n.attrs.find("dims");
-    if (!a || a->list.empty())
-      for (int64_t k = 0; k < rank; ++k) dims.push_back(k);
-    else
-      for (const Attribute& d : a->list) dims.push_back(*rules::normalizeAxis(d.i, rank));
-    return dims;
+    return rules::reducedAxes(n.attrs, n.operands[0]->type.rank());
   }
 
   ExprPtr eval(const Value* v, const Indices& idx) {

@@ -75,6 +75,16 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+std::vector<int64_t> reducedAxes(const AttrMap& attrs, int64_t rank) {
+  std::vector<int64_t> dims;
+  const Attribute* a = attrs.find("dims");
+  if (!a || a->list.empty())
+    for (int64_t k = 0; k < rank; ++k) dims.push_back(k);
+  else
+    for (const Attribute& d : a->list) dims.push_back(*normalizeAxis(d.i, rank));
+  return dims;
+}
+
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b, std::string& error) {
   size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

@@ -18,4 +18,9 @@ std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b, std::string
 /// Normalises a possibly negative axis against `rank`; nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
+/// The dims a reduction's `dims` attribute names, normalised, in attribute
+/// order; every dim when it is absent or empty. The attribute must have
+/// passed the reduction's type rule.
+std::vector<int64_t> reducedAxes(const AttrMap& attrs, int64_t rank);
+
 }  // namespace graphc::ir::rules

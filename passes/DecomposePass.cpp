@@ -48,14 +48,7 @@ std::optional<int64_t> reducedCount(const ir::TensorType& t, const std::vector<i
 }
 
 std::vector<int64_t> meanDims(const ir::Node& n) {
-  const int64_t rank = n.operands[0]->type.rank();
-  std::vector<int64_t> dims;
-  const Attribute* a = n.attrs.find("dims");
-  if (!a || a->list.empty())
-    for (int64_t k = 0; k < rank; ++k) dims.push_back(k);
-  else
-    for (const Attribute& d : a->list) dims.push_back(*ir::rules::normalizeAxis(d.i, rank));
-  return dims;
+  return ir::rules::reducedAxes(n.attrs, n.operands[0]->type.rank());
 }
 
 class Decomposer {

@@ -38,6 +38,10 @@ struct CompileOptions {
   std::string output = "-";
 };
 
+/// Writes `text` to `path`, or to stdout for "-"; false (reported) when the
+/// file cannot be written.
+bool writeOutput(const std::string& path, const std::string& text);
+
 int runCommand(const RunOptions& options);
 int compileCommand(const CompileOptions& options);
 int optCommand(const OptOptions& options);

@@ -1,5 +1,4 @@
 #include <cstdio>
-#include <fstream>
 #include <functional>
 
 #include <fmt/format.h>
@@ -19,9 +18,7 @@ int compileCommand(const CompileOptions& options) {
     return 1;
   }
   ir::DiagnosticEngine diags(ir::printToStderr());
-  auto buffer = frontend::readSourceFile(options.file, diags);
-  if (!buffer) return 1;
-  auto module = frontend::parse(buffer, diags);
+  auto module = frontend::parseFile(options.file, diags);
   if (!module) return 1;
   passes::PassManager pm;
   passes::addDefaultPipeline(pm);
@@ -49,17 +46,7 @@ int compileCommand(const CompileOptions& options) {
       return 1;
     }
   }
-  if (options.output == "-") {
-    std::fputs(out.c_str(), stdout);
-  } else {
-    std::ofstream file(options.output);
-    file << out;
-    if (!file) {
-      std::fprintf(stderr, "graphc: error: cannot write '%s'\n", options.output.c_str());
-      return 1;
-    }
-  }
-  return 0;
+  return writeOutput(options.output, out) ? 0 : 1;
 }
 
 }  // namespace graphc::tools

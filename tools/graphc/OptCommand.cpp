@@ -1,5 +1,4 @@
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -94,18 +93,7 @@ int optCommand(const OptOptions& options) {
     if (k) output += "// -----\n";
     output += *printed;
   }
-  if (!options.verifyDiagnostics) {
-    if (options.output == "-") {
-      std::fputs(output.c_str(), stdout);
-    } else {
-      std::ofstream out(options.output);
-      out << output;
-      if (!out) {
-        std::fprintf(stderr, "graphc: error: cannot write '%s'\n", options.output.c_str());
-        return 1;
-      }
-    }
-  }
+  if (!options.verifyDiagnostics && !writeOutput(options.output, output)) return 1;
   return ok ? 0 : 1;
 }
 

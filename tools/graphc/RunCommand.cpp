@@ -116,9 +116,7 @@ int runCommand(const RunOptions& options) {
     return 1;
   }
   ir::DiagnosticEngine diags(ir::printToStderr());
-  auto buffer = frontend::readSourceFile(options.file, diags);
-  if (!buffer) return 1;
-  auto module = frontend::parse(buffer, diags);
+  auto module = frontend::parseFile(options.file, diags);
   if (!module) return 1;
   const ir::Graph& g = *module->entry();
   try {
