@@ -423,9 +423,6 @@ class Fuser {
 
   // ---- step 5 ----
 
-  /// The op names a kernel holds, in order, without repeats (at most five);
-  /// the `kN_` prefix is added once the whole graph is fused.
-
   static std::string_view kindName(Kind k) {
     switch (k) {
       case Kind::Reduction: return "reduction";

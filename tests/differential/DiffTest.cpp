@@ -53,6 +53,7 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
   ir::DiagnosticEngine diags;
   auto original = frontend::parseString(text, diags, fmt::format("random-{}.graph", seed));
   if (!original) return fail("the generated graph does not parse:\n" + diagnostics(diags));
+  auto optimised = ir::clone(*original);  // the pipeline starts from the graph as written
   // The oracle: the graph as written, for f64. For f32, the graph after
   // decompose alone: the reference computes a composite op (layer_norm,
   // softmax) in f64 and rounds once, its decomposition rounds at every
@@ -70,7 +71,6 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
   for (const auto& p : g.body.params())
     inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), seed + p->index()));
 
-  auto optimised = ir::clone(*original);
   passes::PassManagerOptions pmOptions;
   pmOptions.checkChangedFlag = true;  // every pass's "changed" must be honest
   passes::PassManager pm(pmOptions);
