@@ -1,6 +1,8 @@
 #include "ir/Graph.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 #include <unordered_map>
 
 namespace graphc::ir {
@@ -66,17 +68,16 @@ void Region::sortTopologically() {
         ++waiting[k];
         users[position[v->definingNode()]].push_back(k);
       }
-  std::vector<size_t> ready;
-  for (size_t k = nodes_.size(); k-- > 0;)
-    if (waiting[k] == 0) ready.push_back(k);  // a stack with the smallest index on top
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;  // smallest index on top
+  for (size_t k = 0; k < nodes_.size(); ++k)
+    if (waiting[k] == 0) ready.push(k);
   std::vector<size_t> order;
   while (!ready.empty()) {
-    auto smallest = std::min_element(ready.begin(), ready.end());
-    size_t k = *smallest;
-    ready.erase(smallest);
+    const size_t k = ready.top();
+    ready.pop();
     order.push_back(k);
     for (size_t u : users[k])
-      if (--waiting[u] == 0) ready.push_back(u);
+      if (--waiting[u] == 0) ready.push(u);
   }
   if (order.size() != nodes_.size()) return;  // a cycle: the verifier reports it
   std::vector<std::unique_ptr<Node>> sorted;

@@ -132,6 +132,7 @@ struct Group {
   Kind kind = Kind::Pointwise;
   bool hasMatmul = false;
   std::optional<Count> full, rows;  // reduction groups: element counts per element and per row
+  size_t last = 0;                  // the position of its last member
   bool alive = true;
 };
 
@@ -144,7 +145,9 @@ class Fuser {
     for (const auto& n : region_.nodes())
       if (n->op == OpId::Cond)
         for (const auto& branch : n->regions()) changed |= Fuser(*branch).run();
+    indexUsers();
     recomputeCheapProducers();
+    indexUsers();  // step 1 redirected uses to the copies
     formGroups();
     fuseVertically();
     fuseHorizontally();
@@ -164,7 +167,7 @@ class Fuser {
         return !d || d->op == OpId::Constant || d->op == OpId::Full;
       });
       if (!leaf) continue;
-      std::vector<ir::Node*> users = usersOf(p.result());
+      const std::vector<ir::Node*> users = usersOf(p.result());
       bool returned = std::count(region_.returns.begin(), region_.returns.end(), p.result()) > 0;
       for (size_t k = returned ? 0 : 1; k < users.size(); ++k) {
         if (kindOf(*users[k]) == Kind::None) continue;
@@ -175,11 +178,25 @@ class Fuser {
     }
   }
 
-  std::vector<ir::Node*> usersOf(const ir::Value* v) const {
-    std::vector<ir::Node*> users;
-    for (const auto& n : region_.nodes())
-      if (std::find(n->operands.begin(), n->operands.end(), v) != n->operands.end()) users.push_back(n.get());
-    return users;
+  /// The users of every value and the position of every node, so that the
+  /// legality checks below cost what they inspect, not the graph's size.
+  void indexUsers() {
+    users_.clear();
+    position_.clear();
+    for (size_t k = 0; k < region_.nodes().size(); ++k) {
+      ir::Node* n = region_.nodes()[k].get();
+      position_[n] = k;
+      for (const ir::Value* v : n->operands) {
+        std::vector<ir::Node*>& users = users_[v];
+        if (users.empty() || users.back() != n) users.push_back(n);
+      }
+    }
+  }
+
+  const std::vector<ir::Node*>& usersOf(const ir::Value* v) const {
+    static const std::vector<ir::Node*> none;
+    auto it = users_.find(v);
+    return it == users_.end() ? none : it->second;
   }
 
   // ---- step 2 ----
@@ -196,6 +213,7 @@ class Fuser {
         g.full = countOf(n->operands[0]->type);
         g.rows = countOf(n->result()->type);
       }
+      g.last = position_.at(n.get());
       groupOf_[n.get()] = groups_.size();
       groups_.push_back(std::move(g));
     }
@@ -209,17 +227,17 @@ class Fuser {
     std::vector<const ir::Value*> out;
     for (const ir::Node* m : members)
       for (const auto& v : m->results()) {
-        bool used = std::count(region_.returns.begin(), region_.returns.end(), v.get()) > 0;
-        for (const auto& n : region_.nodes())
-          if (!inside.count(n.get()) && std::find(n->operands.begin(), n->operands.end(), v.get()) != n->operands.end())
-            used = true;
+        const std::vector<ir::Node*>& users = usersOf(v.get());
+        bool used = std::count(region_.returns.begin(), region_.returns.end(), v.get()) > 0 ||
+                    std::any_of(users.begin(), users.end(), [&](const ir::Node* u) { return !inside.count(u); });
         if (used) out.push_back(v.get());
       }
     return out;
   }
 
   /// Whether some path leads from group a to group b through a third group
-  /// (merging them would then make a cycle).
+  /// (merging them would then make a cycle). Edges run forward in program
+  /// order, so the search never looks past b's last member.
   bool pathThroughOther(size_t a, size_t b) const {
     std::vector<size_t> work = {a};
     std::set<size_t> seen = {a};
@@ -229,6 +247,7 @@ class Fuser {
       for (const ir::Node* m : groups_[g].members)
         for (const auto& v : m->results())
           for (ir::Node* user : usersOf(v.get())) {
+            if (position_.at(user) > groups_[b].last) continue;
             auto it = groupOf_.find(user);
             // A user outside every group still forwards the path.
             size_t next = it == groupOf_.end() ? SIZE_MAX : it->second;
@@ -250,6 +269,7 @@ class Fuser {
   bool forwardsTo(const ir::Node* n, size_t b, std::set<size_t>& seen) const {
     for (const auto& v : n->results())
       for (ir::Node* user : usersOf(v.get())) {
+        if (position_.at(user) > groups_[b].last) continue;
         auto it = groupOf_.find(user);
         if (it != groupOf_.end()) {
           if (it->second == b) return true;
@@ -381,6 +401,7 @@ class Fuser {
     }
     if (ga.kind == Kind::Pointwise) ga.kind = gb.kind;
     ga.hasMatmul |= gb.hasMatmul;
+    ga.last = std::max(ga.last, gb.last);
     gb.alive = false;
     gb.members.clear();
   }
@@ -402,24 +423,45 @@ class Fuser {
     }
   }
 
+  /// For each group a in order, the later groups that read a value a reads
+  /// are tried in order; a merge adds the merged group's readers to the
+  /// candidates still ahead.
   void fuseHorizontally() {
-    for (size_t a = 0; a < groups_.size(); ++a)
-      for (size_t b = a + 1; b < groups_.size(); ++b) {
-        if (!groups_[a].alive || !groups_[b].alive) continue;
-        if (groups_[a].kind != Kind::Pointwise || groups_[b].kind != Kind::Pointwise) continue;
-        if (!sharesInput(groups_[a], groups_[b]) || !legal(a, b, false)) continue;
+    std::unordered_map<const ir::Value*, std::vector<size_t>> readers;
+    for (size_t g = 0; g < groups_.size(); ++g)
+      if (groups_[g].alive && groups_[g].kind == Kind::Pointwise)
+        for (const ir::Value* v : valuesRead(groups_[g])) readers[v].push_back(g);
+    for (size_t a = 0; a < groups_.size(); ++a) {
+      if (!groups_[a].alive || groups_[a].kind != Kind::Pointwise) continue;
+      std::set<size_t> candidates;
+      auto addReadersOf = [&](const Group& g, size_t after) {
+        for (const ir::Value* v : valuesRead(g))
+          for (size_t c : readers[v])
+            if (c > after) candidates.insert(c);
+      };
+      addReadersOf(groups_[a], a);
+      while (!candidates.empty()) {
+        const size_t b = *candidates.begin();
+        candidates.erase(candidates.begin());
+        if (!groups_[b].alive || groups_[b].kind != Kind::Pointwise || !groups_[a].alive ||
+            groups_[a].kind != Kind::Pointwise || !legal(a, b, false))
+          continue;
+        addReadersOf(groups_[b], b);
         merge(a, b);
       }
+    }
   }
 
-  static bool sharesInput(const Group& a, const Group& b) {
+  /// The values a group's members read, scalar constants aside (sharing
+  /// one of those is no reason to fuse).
+  static std::unordered_set<const ir::Value*> valuesRead(const Group& g) {
     std::unordered_set<const ir::Value*> read;
-    for (const ir::Node* m : a.members) read.insert(m->operands.begin(), m->operands.end());
-    for (const ir::Node* m : b.members)
+    for (const ir::Node* m : g.members)
       for (const ir::Value* v : m->operands)
-        if (read.count(v) && !isScalarConstant(v)) return true;
-    return false;
+        if (!isScalarConstant(v)) read.insert(v);
+    return read;
   }
+
 
   // ---- step 5 ----
 
@@ -484,7 +526,13 @@ class Fuser {
     // Insert kernels from the back so earlier positions stay valid.
     std::sort(kernels.begin(), kernels.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     for (auto& [pos, node] : kernels) region_.insert(pos + 1, std::move(node));
-    for (const auto& [from, to] : replaced_) region_.replaceAllUses(const_cast<ir::Value*>(from), to);
+    auto redirect = [&](ir::Value*& v) {
+      if (auto it = replaced_.find(v); it != replaced_.end()) v = it->second;
+    };
+    for (const auto& n : region_.nodes())
+      if (!fusedAway.count(n.get()))
+        for (ir::Value*& v : n->operands) redirect(v);
+    for (ir::Value*& v : region_.returns) redirect(v);
     region_.removeIf([&](const ir::Node& n) { return fusedAway.count(&n) > 0; });
     removeDeadNodes(region_);  // scalar constants now copied into bodies
     region_.sortTopologically();
@@ -494,6 +542,8 @@ class Fuser {
   ir::Region& region_;
   std::vector<Group> groups_;
   std::unordered_map<const ir::Node*, size_t> groupOf_;
+  std::unordered_map<const ir::Value*, std::vector<ir::Node*>> users_;
+  std::unordered_map<const ir::Node*, size_t> position_;
   std::unordered_map<const ir::Value*, ir::Value*> replaced_;
 };
 
