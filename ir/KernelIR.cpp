@@ -387,7 +387,7 @@ class Lowering {
         r[d] = add(Index::constant(start), mul(Index::constant(stepAttr ? stepAttr->i : 1), idx[d]));
         return r;
       }
-      default: throw Error(fmt::format("kernel IR: '{}' cannot be an index map", n.name()));
+      default: throw Error(fmt::format("kernel IR: '{}' cannot be part of a fused kernel", n.name()));
     }
   }
 

@@ -12,7 +12,9 @@
 // Reductions keep their dims with keepdim = true and broadcast back. f16 and
 // bf16 inputs are computed in f32 and cast back once, as PyTorch's kernels
 // do (opmath), so decomposing does not add rounding steps in low precision.
-// A mean or layer_norm over symbolic sizes keeps its op (N is unknown).
+// A mean over symbolic sizes keeps its op (N is unknown; mean is itself a
+// reduction the kernel IR knows), and layer_norm over them uses it. softmax
+// and log_softmax of a scalar are exp(x - x) / exp(x - x) and x - x.
 // Changed: an op was decomposed.
 #include <cmath>
 #include <numbers>
@@ -69,12 +71,9 @@ class Decomposer {
       case OpId::Mean:
         if (!reducedCount(x->type, meanDims(n_))) return nullptr;
         break;
-      case OpId::LayerNorm:
-        if (!n_.operands[1]->type.isStatic()) return nullptr;
-        break;
+      case OpId::LayerNorm: break;
       default: return nullptr;
     }
-    if ((n_.op == OpId::Softmax || n_.op == OpId::LogSoftmax) && x->type.rank() == 0) return nullptr;
     ir::Value* in = low ? castTo(x, ir::DType::F32) : x;
     ir::Value* out = nullptr;
     switch (n_.op) {
@@ -105,13 +104,23 @@ class Decomposer {
 
   ir::Value* scalarLike(ir::Value* v, double value) { return b_.scalar(v->type.dtype, value); }
 
+  /// sum * (1 / N); over a symbolic size, where N is not known, a `mean`
+  /// (itself a primitive reduction of the kernel IR).
   ir::Value* mean(ir::Value* x, const std::vector<int64_t>& dims, bool keep) {
-    const double n = static_cast<double>(*reducedCount(x->type, dims));
+    const std::optional<int64_t> n = reducedCount(x->type, dims);
+    if (!n) return b_.op(OpId::Mean, {x}, reduceAttrs(dims, keep));
     ir::Value* sum = b_.op(OpId::Sum, {x}, reduceAttrs(dims, keep));
-    return b_.op(OpId::Mul, {sum, scalarLike(x, 1.0 / n)});
+    return b_.op(OpId::Mul, {sum, scalarLike(x, 1.0 / static_cast<double>(*n))});
   }
 
   ir::Value* softmax(ir::Value* x, bool logOutput) {
+    if (x->type.rank() == 0) {
+      // One element: x - max(x) is x - x (0, or NaN for a NaN or inf).
+      ir::Value* shifted = b_.op(OpId::Sub, {x, x});
+      if (logOutput) return shifted;
+      ir::Value* e = b_.op(OpId::Exp, {shifted});
+      return b_.op(OpId::Div, {e, e});
+    }
     const int64_t dim = *ir::rules::normalizeAxis(n_.attrs.find("dim")->i, x->type.rank());
     ir::Value* max = b_.op(OpId::Amax, {x}, reduceAttrs({dim}, true));
     ir::Value* shifted = b_.op(OpId::Sub, {x, max});

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "ir/KernelIR.h"
 #include "passes/PassManager.h"
 #include "runtime/Interpreter.h"
 #include "runtime/Random.h"
@@ -118,6 +119,23 @@ TEST(Fusion, SoftmaxAndLayerNormAreOneReductionKernelEach) {
     EXPECT_EQ(kernels[0].kind, "reduction");
     expectSameResults(text, {{"B", 7}});
   }
+}
+
+// Over a symbolic row length, layer_norm decomposes with `mean` ops and is
+// still one kernel, which lowers to the kernel IR.
+TEST(Fusion, SymbolicLayerNormIsOneReductionKernel) {
+  const char* text = R"(
+graph @g(%x: f32[B, N], %w: f32[N], %b: f32[N]) -> (f32[B, N]) {
+  %y = layer_norm(%x, %w, %b)
+  return %y
+}
+)";
+  auto m = testing::parseOk(text);
+  auto kernels = kernelsAfterPipeline(*m);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].kind, "reduction");
+  EXPECT_NO_THROW(ir::kernel::lower(*m->entry()->body.nodes().back()));
+  expectSameResults(text, {{"B", 3}, {"N", 5}});
 }
 
 TEST(Fusion, AdagradStepIsOneKernelWithTwoResults) {

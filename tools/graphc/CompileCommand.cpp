@@ -30,21 +30,25 @@ int compileCommand(const CompileOptions& options) {
     for (const auto& g : module->graphs)
       if (g->memoryPlan) out += ir::describe(*g->memoryPlan);
   } else {
+    // The pipeline only forms kernels that lower; a fused op written in the
+    // input may not, and is reported at its place.
+    bool lowered = true;
     std::function<void(const ir::Region&)> walk = [&](const ir::Region& r) {
       for (const auto& n : r.nodes()) {
         if (n->op == ir::OpId::Fused) {
-          out += (out.empty() ? "" : "\n") + ir::kernel::print(ir::kernel::lower(*n));
+          try {
+            out += (out.empty() ? "" : "\n") + ir::kernel::print(ir::kernel::lower(*n));
+          } catch (const ir::Error& e) {
+            diags.error(n->loc, e.what());
+            lowered = false;
+          }
           continue;
         }
         for (const auto& inner : n->regions()) walk(*inner);
       }
     };
-    try {
-      for (const auto& g : module->graphs) walk(g->body);
-    } catch (const ir::Error& e) {
-      std::fprintf(stderr, "graphc: error: %s\n", e.what());
-      return 1;
-    }
+    for (const auto& g : module->graphs) walk(g->body);
+    if (!lowered) return 1;
   }
   return writeOutput(options.output, out) ? 0 : 1;
 }
