@@ -143,7 +143,6 @@ class Lowering {
 
   Kernel run() {
     k_.name = fused_.attrs.find("name")->s;
-    k_.kind = fused_.attrs.find("kind")->s;
     for (size_t i = 0; i < body_.params().size(); ++i) {
       k_.inputs.push_back({fmt::format("in{}", i), body_.param(i)->type});
       inputOf_[body_.param(i)] = static_cast<int>(i);
@@ -162,6 +161,7 @@ class Lowering {
 
  private:
   Kernel pointwiseKernel() {
+    k_.kind = "pointwise";
     const Shape& space = body_.returns[0]->type.shape;
     k_.outer = space;
     const IndexPtr linear = ravel(vars(space.size()), space);
@@ -174,6 +174,7 @@ class Lowering {
   }
 
   Kernel reductionKernel() {
+    k_.kind = "reduction";
     const Shape& full = reduction_->operands[0]->type.shape;
     reduced_ = reducedDims(*reduction_);
     outerRank_ = full.size() - reduced_.size();
@@ -206,6 +207,7 @@ class Lowering {
   }
 
   Kernel gemmKernel() {
+    k_.kind = "matmul_epilogue";
     const Shape& out = matmul_->result()->type.shape;
     k_.outer = out;
     const Value* a = matmul_->operands[0];

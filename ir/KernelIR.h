@@ -85,7 +85,8 @@ struct Gemm {
 };
 
 struct Kernel {
-  std::string name, kind;
+  std::string name;
+  std::string kind;  // what the lowering built: pointwise, reduction or matmul_epilogue
   std::vector<Buffer> inputs, outputs;
   std::vector<Dim> outer;        // outer loop sizes
   std::vector<Dim> reduceSizes;  // inner (reduction) loop sizes; empty if none

@@ -123,6 +123,7 @@ std::string kernelOps(const ir::Region& body) {
     std::string name(n->name());
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
+  if (names.empty()) return "copy";  // a body that returns its parameters
   if (names.size() > 5) names.resize(5);
   return fmt::format("{}", fmt::join(names, "_"));
 }
