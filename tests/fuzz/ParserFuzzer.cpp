@@ -2,6 +2,8 @@
 //  - parsing never crashes, hangs or trips a sanitizer (errors are fine);
 //  - a graph that parses prints to text that re-parses and prints the same;
 //  - the default pipeline keeps the graph valid and round-trippable;
+//  - every kernel it formed lowers to the kernel IR (a `fused` op written in
+//    the input may be refused with an ir::Error);
 //  - small, fully static graphs run on the reference interpreter without
 //    crashing (ir::Error for bad runs is fine).
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "frontend/Parser.h"
+#include "ir/KernelIR.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "runtime/Interpreter.h"
@@ -45,6 +48,31 @@ bool smallAndStatic(const ir::Region& r) {
   return true;
 }
 
+bool hasFused(const ir::Region& r) {
+  for (const auto& node : r.nodes()) {
+    if (node->op == ir::OpId::Fused) return true;
+    for (const auto& region : node->regions())
+      if (hasFused(*region)) return true;
+  }
+  return false;
+}
+
+/// Lowers every fused op; false when one is refused.
+bool lowersAll(const ir::Region& r) {
+  for (const auto& node : r.nodes()) {
+    if (node->op == ir::OpId::Fused) {
+      try {
+        ir::kernel::print(ir::kernel::lower(*node));
+      } catch (const ir::Error&) {
+        return false;
+      }
+    }
+    for (const auto& region : node->regions())
+      if (!lowersAll(*region)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -60,6 +88,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!reparsed) die("printed graph does not re-parse", printed);
   if (ir::print(*reparsed) != printed) die("printed graph does not print identically", printed);
 
+  bool inputHasKernels = false;
+  for (const auto& g : m->graphs) inputHasKernels |= hasFused(g->body);
   passes::PassManager pm;
   passes::addDefaultPipeline(pm);
   if (!pm.run(*m, diags)) die("default pipeline failed on a valid graph", printed);
@@ -67,6 +97,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ir::DiagnosticEngine third;
   auto reoptimised = frontend::parseString(optimised, third, "optimised.graph");
   if (!reoptimised || ir::print(*reoptimised) != optimised) die("optimised graph does not round-trip", optimised);
+  for (const auto& g : m->graphs)
+    if (!lowersAll(g->body) && !inputHasKernels) die("a kernel the pipeline formed does not lower", optimised);
 
   const ir::Graph& g = *m->entry();
   if (!smallAndStatic(g.body)) return 0;
