@@ -5,7 +5,10 @@
 //
 //  1. Cheap producers are recomputed rather than shared: a pointwise op that
 //     reads only region parameters and constants, used by several ops, is
-//     cloned for each user, so every consumer's kernel can absorb it.
+//     cloned for each user whose result has no more elements than it has,
+//     so every such consumer's kernel can absorb it at one op per element
+//     it already reads. A user that broadcasts it to more elements (where
+//     recomputing would multiply the work) reads it materialised.
 //  2. Every op that becomes kernel code starts as its own group: pointwise
 //     ops and index-only shape ops (reshape, permute, transpose, expand,
 //     slice, squeeze, unsqueeze) as "pointwise"; sum/mean/amax/amin over
@@ -171,12 +174,20 @@ class Fuser {
       const std::vector<ir::Node*> users = usersOf(p.result());
       bool returned = std::count(region_.returns.begin(), region_.returns.end(), p.result()) > 0;
       for (size_t k = returned ? 0 : 1; k < users.size(); ++k) {
-        if (kindOf(*users[k]) == Kind::None) continue;
+        if (kindOf(*users[k]) == Kind::None || !atMostAsLarge(users[k]->result()->type, p.result()->type)) continue;
         ir::Node* copy = insertNode(region_, ++pos, p.op, p.operands, p.attrs, {p.result()->type}, p.loc);
         for (ir::Value*& v : users[k]->operands)
           if (v == p.result()) v = copy->result();
       }
     }
+  }
+
+  /// Whether `a` has at most as many elements as `b` for every value of the
+  /// symbols (equal counts, or both static).
+  static bool atMostAsLarge(const ir::TensorType& a, const ir::TensorType& b) {
+    const Count ca = countOf(a), cb = countOf(b);
+    if (ca == cb) return true;
+    return ca.symbols.empty() && cb.symbols.empty() && ca.constant <= cb.constant;
   }
 
   /// The users of every value and the position of every node, so that the
