@@ -137,6 +137,8 @@ Indices broadcast(const Indices& idx, const Shape& to, const Shape& from) {
   return out;
 }
 
+bool isReduce(OpId op) { return op == OpId::Sum || op == OpId::Mean || op == OpId::Amax || op == OpId::Amin; }
+
 class Lowering {
  public:
   explicit Lowering(const Node& fused) : fused_(fused), body_(*fused.regions()[0]) {}
@@ -150,8 +152,7 @@ class Lowering {
     for (size_t i = 0; i < body_.returns.size(); ++i)
       k_.outputs.push_back({fmt::format("out{}", i), body_.returns[i]->type});
     for (const auto& n : body_.nodes()) {
-      if (!reduction_ && (n->op == OpId::Sum || n->op == OpId::Mean || n->op == OpId::Amax || n->op == OpId::Amin))
-        reduction_ = n.get();
+      if (!reduction_ && isReduce(n->op)) reduction_ = n.get();
       if (!matmul_ && (n->op == OpId::Matmul || n->op == OpId::Linear)) matmul_ = n.get();
     }
     if (matmul_) return gemmKernel();
@@ -297,7 +298,7 @@ class Lowering {
       }
       return e;
     }
-    if (n.op == OpId::Sum || n.op == OpId::Mean || n.op == OpId::Amax || n.op == OpId::Amin) {
+    if (isReduce(n.op)) {
       // The reduction loop binds the inner variables; the outer ones come
       // from idx (which has the reduced dims as 1s with keepdim, else not).
       const Value* in = n.operands[0];

@@ -94,11 +94,8 @@ bool isIndexOnly(OpId op) {
 bool isRowReduction(const ir::Node& n) {
   if (n.op != OpId::Sum && n.op != OpId::Mean && n.op != OpId::Amax && n.op != OpId::Amin) return false;
   const int64_t rank = n.operands[0]->type.rank();
-  std::set<int64_t> dims;
-  const ir::Attribute* a = n.attrs.find("dims");
-  if (!a || a->list.empty()) return true;
-  for (const ir::Attribute& d : a->list) dims.insert(*ir::rules::normalizeAxis(d.i, rank));
-  return *dims.begin() == rank - static_cast<int64_t>(dims.size());
+  const std::vector<int64_t> dims = ir::rules::reducedAxes(n.attrs, rank);
+  return dims.empty() || *std::min_element(dims.begin(), dims.end()) == rank - static_cast<int64_t>(dims.size());
 }
 
 Kind kindOf(const ir::Node& n) {
@@ -398,8 +395,7 @@ class Fuser {
   }
 
   static int64_t reducedRank(const ir::Node& n) {
-    const ir::Attribute* a = n.attrs.find("dims");
-    return a && !a->list.empty() ? static_cast<int64_t>(a->list.size()) : n.operands[0]->type.rank();
+    return static_cast<int64_t>(ir::rules::reducedAxes(n.attrs, n.operands[0]->type.rank()).size());
   }
 
   void merge(size_t a, size_t b) {

@@ -16,9 +16,7 @@ namespace {
 /// Which axes of a rank-`rank` input a reduction node reduces.
 std::vector<bool> reducedAxes(const ir::Node& n, int64_t rank) {
   std::vector<bool> reduced(static_cast<size_t>(rank), false);
-  const ir::Attribute* dims = n.attrs.find("dims");
-  if (!dims || dims->list.empty()) return std::vector<bool>(static_cast<size_t>(rank), true);
-  for (const ir::Attribute& d : dims->list) reduced[static_cast<size_t>(*ir::rules::normalizeAxis(d.i, rank))] = true;
+  for (int64_t d : ir::rules::reducedAxes(n.attrs, rank)) reduced[static_cast<size_t>(d)] = true;
   return reduced;
 }
 }  // namespace
