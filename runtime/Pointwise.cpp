@@ -121,15 +121,16 @@ Tensor castTensor(const Tensor& x, ir::DType to) {
 
 }  // namespace
 
+double roundTo(ir::DType t, double v) {
+  Tensor scalar(t, {});
+  scalar.setDouble(0, v);
+  return scalar.getDouble(0);
+}
+
 double pointwiseScalar(OpId op, const ir::AttrMap& attrs, const std::vector<double>& args) {
   const ir::OpInfo& info = ir::opInfo(op);
   switch (op) {
-    case OpId::Cast: {
-      const ir::DType to = attrs.find("dtype")->dtype;
-      Tensor t(to, {});  // round through the target dtype
-      t.setDouble(0, args[0]);
-      return t.getDouble(0);
-    }
+    case OpId::Cast: return roundTo(attrs.find("dtype")->dtype, args[0]);
     case OpId::LogicalNot: return args[0] == 0;
     case OpId::Where: return args[0] != 0 ? args[1] : args[2];
     case OpId::Clamp: {

@@ -36,6 +36,10 @@ void forEachStrided(const std::vector<int64_t>& shape, const std::vector<int64_t
 /// under NumPy broadcasting.
 std::vector<int64_t> broadcastIndices(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
 
+/// `v` rounded to what an element of dtype `t` holds (Tensor's setDouble
+/// rules: round to nearest for floats, the cast rules for integers).
+double roundTo(ir::DType t, double v);
+
 /// One pointwise op on float scalars, in f64, with the semantics of
 /// `pointwise` (code that evaluates kernels element by element shares it).
 double pointwiseScalar(ir::OpId op, const ir::AttrMap& attrs, const std::vector<double>& args);

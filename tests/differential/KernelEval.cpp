@@ -85,12 +85,6 @@ class Evaluator {
 
   void store(runtime::Tensor& out, const Store& s) { out.setDouble(offset(out, s.index), value(s.value)); }
 
-  double rounded(double v, ir::DType t) {
-    runtime::Tensor scalar(t, {});
-    scalar.setDouble(0, v);
-    return scalar.getDouble(0);
-  }
-
   /// The value of an expression at the current loop point. Expressions are
   /// DAGs (the lowering shares subexpressions) and reductions and the GEMM
   /// accumulator depend only on the outer loops, so values are cached per
@@ -115,19 +109,19 @@ class Evaluator {
   double compute(const ExprPtr& e) {
     switch (e->kind) {
       case Expr::Kind::Load: return inputs_[e->buffer].getDouble(offset(inputs_[e->buffer], e->index));
-      case Expr::Kind::Const: return rounded(e->value, e->dtype);
-      case Expr::Kind::Acc: return rounded(accumulator(), e->dtype);
+      case Expr::Kind::Const: return runtime::reference::roundTo(e->dtype, e->value);
+      case Expr::Kind::Acc: return runtime::reference::roundTo(e->dtype, accumulator());
       case Expr::Kind::Select: {
         const int64_t i = index(e->index[0]);
         for (size_t k = 0; k + 1 < e->args.size(); ++k)
           if (i < e->bounds[k]) return value(e->args[k]);
         return value(e->args.back());
       }
-      case Expr::Kind::Reduce: return rounded(reduce(e), e->dtype);
+      case Expr::Kind::Reduce: return runtime::reference::roundTo(e->dtype, reduce(e));
       case Expr::Kind::Op: {
         std::vector<double> args;
         for (const ExprPtr& a : e->args) args.push_back(value(a));
-        return rounded(runtime::reference::pointwiseScalar(e->op, e->attrs, args), e->dtype);
+        return runtime::reference::roundTo(e->dtype, runtime::reference::pointwiseScalar(e->op, e->attrs, args));
       }
     }
     return 0;

@@ -1,8 +1,6 @@
 #include <cstdio>
 #include <functional>
 
-#include <fmt/format.h>
-
 #include "frontend/Parser.h"
 #include "ir/KernelIR.h"
 #include "ir/Printer.h"
