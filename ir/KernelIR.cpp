@@ -522,6 +522,19 @@ class Printer {
 
 }  // namespace
 
+std::vector<const Node*> fusedOps(const Region& r) {
+  std::vector<const Node*> out;
+  for (const auto& n : r.nodes()) {
+    if (n->op == OpId::Fused) {
+      out.push_back(n.get());
+      continue;
+    }
+    for (const auto& inner : n->regions())
+      for (const Node* f : fusedOps(*inner)) out.push_back(f);
+  }
+  return out;
+}
+
 Kernel lower(const Node& fused) {
   if (fused.op != OpId::Fused) throw Error("kernel IR: only fused ops lower to kernels");
   return Lowering(fused).run();

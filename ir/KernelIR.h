@@ -94,6 +94,10 @@ struct Kernel {
   std::vector<Store> stores;
 };
 
+/// The fused ops of a region, those inside cond branches included, in
+/// program order.
+std::vector<const Node*> fusedOps(const Region& r);
+
 /// Lowers one fused op; throws ir::Error for a body the lowering cannot
 /// express (which the fuse pass does not produce).
 Kernel lower(const Node& fused);

@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <functional>
-
 #include "frontend/Parser.h"
 #include "KernelEval.h"
 #include "ir/KernelIR.h"
@@ -81,21 +79,13 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
   if (!reparsed || ir::print(*reparsed) != dump) return fail("the optimised graph does not round-trip:\n" + dump);
 
   // Every kernel the pipeline formed must lower to the kernel IR.
-  std::function<std::optional<std::string>(const ir::Region&)> lowerAll = [&](const ir::Region& r) -> std::optional<std::string> {
-    for (const auto& n : r.nodes()) {
-      if (n->op == ir::OpId::Fused) {
-        try {
-          ir::kernel::lower(*n);
-        } catch (const ir::Error& e) {
-          return std::string("kernel lowering failed: ") + e.what() + "\n" + dump;
-        }
-      }
-      for (const auto& inner : n->regions())
-        if (auto bad = lowerAll(*inner)) return bad;
+  for (const ir::Node* n : ir::kernel::fusedOps(optimised->entry()->body)) {
+    try {
+      ir::kernel::lower(*n);
+    } catch (const ir::Error& e) {
+      return fail(std::string("kernel lowering failed: ") + e.what() + "\n" + dump);
     }
-    return std::nullopt;
-  };
-  if (auto bad = lowerAll(optimised->entry()->body)) return fail(*bad);
+  }
 
   // Every kernel, evaluated from its kernel IR, must give what the
   // reference computes for its fused op's body.

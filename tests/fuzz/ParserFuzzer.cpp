@@ -48,27 +48,14 @@ bool smallAndStatic(const ir::Region& r) {
   return true;
 }
 
-bool hasFused(const ir::Region& r) {
-  for (const auto& node : r.nodes()) {
-    if (node->op == ir::OpId::Fused) return true;
-    for (const auto& region : node->regions())
-      if (hasFused(*region)) return true;
-  }
-  return false;
-}
-
 /// Lowers every fused op; false when one is refused.
 bool lowersAll(const ir::Region& r) {
-  for (const auto& node : r.nodes()) {
-    if (node->op == ir::OpId::Fused) {
-      try {
-        ir::kernel::print(ir::kernel::lower(*node));
-      } catch (const ir::Error&) {
-        return false;
-      }
+  for (const ir::Node* n : ir::kernel::fusedOps(r)) {
+    try {
+      ir::kernel::print(ir::kernel::lower(*n));
+    } catch (const ir::Error&) {
+      return false;
     }
-    for (const auto& region : node->regions())
-      if (!lowersAll(*region)) return false;
   }
   return true;
 }
@@ -89,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ir::print(*reparsed) != printed) die("printed graph does not print identically", printed);
 
   bool inputHasKernels = false;
-  for (const auto& g : m->graphs) inputHasKernels |= hasFused(g->body);
+  for (const auto& g : m->graphs) inputHasKernels |= !ir::kernel::fusedOps(g->body).empty();
   passes::PassManager pm;
   passes::addDefaultPipeline(pm);
   if (!pm.run(*m, diags)) die("default pipeline failed on a valid graph", printed);

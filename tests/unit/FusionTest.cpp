@@ -2,8 +2,6 @@
 // habit), and the results of the fused graphs against the unfused ones.
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include "ir/KernelIR.h"
 #include "passes/PassManager.h"
 #include "runtime/Interpreter.h"
@@ -25,13 +23,8 @@ std::vector<Kernel> kernelsAfterPipeline(ir::Module& m) {
   passes::addDefaultPipeline(pm);
   EXPECT_TRUE(pm.run(m, diags));
   std::vector<Kernel> out;
-  std::function<void(const ir::Region&)> walk = [&](const ir::Region& r) {
-    for (const auto& n : r.nodes()) {
-      if (n->op == ir::OpId::Fused) out.push_back({n->attrs.find("kind")->s, n->attrs.find("name")->s, n->numResults()});
-      for (const auto& inner : n->regions()) walk(*inner);
-    }
-  };
-  walk(m.entry()->body);
+  for (const ir::Node* n : ir::kernel::fusedOps(m.entry()->body))
+    out.push_back({n->attrs.find("kind")->s, n->attrs.find("name")->s, n->numResults()});
   return out;
 }
 

@@ -1,5 +1,4 @@
 #include <cstdio>
-#include <functional>
 
 #include "frontend/Parser.h"
 #include "ir/KernelIR.h"
@@ -31,21 +30,15 @@ int compileCommand(const CompileOptions& options) {
     // The pipeline only forms kernels that lower; a fused op written in the
     // input may not, and is reported at its place.
     bool lowered = true;
-    std::function<void(const ir::Region&)> walk = [&](const ir::Region& r) {
-      for (const auto& n : r.nodes()) {
-        if (n->op == ir::OpId::Fused) {
-          try {
-            out += (out.empty() ? "" : "\n") + ir::kernel::print(ir::kernel::lower(*n));
-          } catch (const ir::Error& e) {
-            diags.error(n->loc, e.what());
-            lowered = false;
-          }
-          continue;
+    for (const auto& g : module->graphs)
+      for (const ir::Node* n : ir::kernel::fusedOps(g->body)) {
+        try {
+          out += (out.empty() ? "" : "\n") + ir::kernel::print(ir::kernel::lower(*n));
+        } catch (const ir::Error& e) {
+          diags.error(n->loc, e.what());
+          lowered = false;
         }
-        for (const auto& inner : n->regions()) walk(*inner);
       }
-    };
-    for (const auto& g : module->graphs) walk(g->body);
     if (!lowered) return 1;
   }
   return writeOutput(options.output, out) ? 0 : 1;
