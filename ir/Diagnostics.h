@@ -95,4 +95,12 @@ class Error : public std::exception {
   std::string message_;
 };
 
+/// An Error that belongs at a place in the input (a backend rejecting a
+/// node): the CLI reports it as `file:line:col: error:`.
+class LocatedError : public Error {
+ public:
+  LocatedError(SourceLoc loc, std::string message) : Error(std::move(message)), loc(std::move(loc)) {}
+  SourceLoc loc;
+};
+
 }  // namespace graphc::ir

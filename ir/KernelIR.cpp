@@ -288,13 +288,34 @@ class Lowering {
       if (!sameIndex(idx, vars(shape.size())))
         throw Error("kernel IR: the epilogue reads the matmul result through an index map");
       e->kind = Expr::Kind::Acc;
-      if (n.op == OpId::Linear && n.operands.size() == 3) {  // the bias is part of linear
+      if (n.op == OpId::Linear && n.operands.size() == 3) {
+        // The bias is part of linear: it joins the accumulator before the one
+        // rounding to the result dtype (f16/bf16 accumulate in f32).
+        const DType accType = e->dtype == DType::F64 ? DType::F64 : DType::F32;
+        e->dtype = accType;
+        auto widen = [&](ExprPtr x) -> ExprPtr {
+          if (x->dtype == accType) return x;
+          auto c = std::make_shared<Expr>();
+          c->kind = Expr::Kind::Op;
+          c->op = OpId::Cast;
+          c->dtype = accType;
+          c->attrs.set("dtype", Attribute::ofDType(accType));
+          c->args = {std::move(x)};
+          return c;
+        };
         auto bias = std::make_shared<Expr>();
         bias->kind = Expr::Kind::Op;
         bias->op = OpId::Add;
-        bias->dtype = e->dtype;
-        bias->args = {e, eval(n.operands[2], {idx.back()})};
-        return bias;
+        bias->dtype = accType;
+        bias->args = {e, widen(eval(n.operands[2], {idx.back()}))};
+        if (v->type.dtype == accType) return bias;
+        auto narrow = std::make_shared<Expr>();
+        narrow->kind = Expr::Kind::Op;
+        narrow->op = OpId::Cast;
+        narrow->dtype = v->type.dtype;
+        narrow->attrs.set("dtype", Attribute::ofDType(v->type.dtype));
+        narrow->args = {bias};
+        return narrow;
       }
       return e;
     }

@@ -10,7 +10,9 @@
 //    grows.
 //
 // Sizes may be symbolic; "big enough" then must hold for every value of the
-// symbols. The plan goes into Graph::memoryPlan (shown by `graphc compile
+// symbols. Every buffer starts aligned for any dtype: a static size is
+// rounded up to 64 bytes (a cache line), a symbolic coefficient up to 8
+// bytes (so f32[B] takes 8*B: offsets stay multiples of 8 whatever B is). The plan goes into Graph::memoryPlan (shown by `graphc compile
 // --emit=graph`); the IR itself does not change.
 #include <unordered_map>
 
@@ -31,6 +33,9 @@ ir::Bytes bytesOf(const ir::TensorType& t) {
   std::sort(symbols.begin(), symbols.end());
   std::string key;
   for (const std::string& s : symbols) key += (key.empty() ? "" : "*") + s;
+  // Round so that every offset, a sum of sizes, is aligned (see the top).
+  const int64_t align = symbols.empty() ? 64 : 8;
+  constant = (constant + align - 1) / align * align;
   ir::Bytes b;
   if (constant) b.terms[key] = constant;
   return b;

@@ -27,6 +27,16 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(
   storage_ = std::make_shared<std::byte[]>(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
 }
 
+Tensor Tensor::wrap(DType dtype, std::vector<int64_t> shape, std::byte* data, std::shared_ptr<void> owner) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = checkedNumel(t.shape_);
+  // Aliasing constructor: shares `owner`'s lifetime, points at `data`.
+  t.storage_ = std::shared_ptr<std::byte[]>(std::move(owner), data);
+  return t;
+}
+
 double Tensor::getDouble(int64_t i) const {
   switch (dtype_) {
     case DType::F16: return f16ToFloat(as<uint16_t>()[i]);

@@ -10,38 +10,11 @@
 #include "passes/PassManager.h"
 #include "runtime/Interpreter.h"
 #include "runtime/Npy.h"
+#include "GoldenCases.h"
 #include "TestUtil.h"
 
 namespace graphc {
 namespace {
-
-namespace fs = std::filesystem;
-
-const fs::path kCases = fs::path(GRAPHC_SOURCE_DIR) / "tests/golden/cases";
-
-std::vector<std::string> caseNames() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(kCases))
-    if (entry.path().extension() == ".graph") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-/// Flips each eigenvector column of `v` to the sign of the expected one.
-runtime::Tensor alignColumns(const runtime::Tensor& v, const runtime::Tensor& expected) {
-  runtime::Tensor copy(v.dtype(), v.shape());
-  const int64_t n = v.shape().back();
-  for (int64_t b = 0; b < v.numel() / (n * n); ++b)
-    for (int64_t j = 0; j < n; ++j) {
-      double dot = 0;
-      for (int64_t i = 0; i < n; ++i) dot += v.getDouble((b * n + i) * n + j) * expected.getDouble((b * n + i) * n + j);
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t k = (b * n + i) * n + j;
-        copy.setDouble(k, dot < 0 ? -v.getDouble(k) : v.getDouble(k));
-      }
-    }
-  return copy;
-}
 
 class Golden : public ::testing::TestWithParam<std::string> {
  protected:
@@ -57,7 +30,7 @@ TEST_P(Golden, MatchesPyTorchAfterDefaultPipeline) { check(true); }
 void Golden::check(bool optimise) {
   const std::string name = GetParam();
   ir::DiagnosticEngine diags;
-  auto source = frontend::readSourceFile((kCases / (name + ".graph")).string(), diags);
+  auto source = frontend::readSourceFile((testing::kGoldenCases / (name + ".graph")).string(), diags);
   ASSERT_TRUE(source);
   auto m = frontend::parse(source, diags);
   ASSERT_TRUE(m);
@@ -69,28 +42,28 @@ void Golden::check(bool optimise) {
   const ir::Graph& g = *m->entry();
   std::vector<runtime::Tensor> inputs;
   for (size_t k = 0; k < g.body.params().size(); ++k)
-    inputs.push_back(runtime::readNpy((kCases / (name + ".in" + std::to_string(k) + ".npy")).string()));
+    inputs.push_back(runtime::readNpy((testing::kGoldenCases / (name + ".in" + std::to_string(k) + ".npy")).string()));
   std::vector<runtime::Tensor> outputs = runtime::interpret(g, inputs);
   ASSERT_EQ(outputs.size(), g.resultTypes.size());
   const bool isEigh = name.rfind("eigh", 0) == 0;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    runtime::Tensor expected = runtime::readNpy((kCases / (name + ".out" + std::to_string(k) + ".npy")).string());
-    runtime::Tensor actual = isEigh && k == 1 ? alignColumns(outputs[k], expected) : outputs[k];
+    runtime::Tensor expected = runtime::readNpy((testing::kGoldenCases / (name + ".out" + std::to_string(k) + ".npy")).string());
+    runtime::Tensor actual = isEigh && k == 1 ? testing::alignColumns(outputs[k], expected) : outputs[k];
     testing::Tolerance tol = testing::defaultTolerance(expected.dtype());
     if (isEigh) tol = {tol.rtol * 10, tol.atol * 10};  // LAPACK builds differ in the last bits
     EXPECT_TRUE(testing::allClose(actual, expected, tol)) << name << " output " << k;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(OpsByDType, Golden, ::testing::ValuesIn(caseNames()),
+INSTANTIATE_TEST_SUITE_P(OpsByDType, Golden, ::testing::ValuesIn(testing::goldenCaseNames()),
                          [](const auto& info) { return info.param; });
 
 TEST(GoldenCoverage, EveryOpAndDTypeHasACase) {
   // Each op of the table appears in some case, so a new op without a golden fails here.
   std::set<std::string> seen;
-  for (const std::string& name : caseNames()) {
+  for (const std::string& name : testing::goldenCaseNames()) {
     ir::DiagnosticEngine diags;
-    auto m = frontend::parse(frontend::readSourceFile((kCases / (name + ".graph")).string(), diags), diags);
+    auto m = frontend::parse(frontend::readSourceFile((testing::kGoldenCases / (name + ".graph")).string(), diags), diags);
     ASSERT_TRUE(m) << name;
     std::function<void(const ir::Region&)> walk = [&](const ir::Region& r) {
       for (const auto& n : r.nodes()) {

@@ -5,15 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cpu/CpuExecutable.h"
+#include "ir/Graph.h"
+
 namespace graphc::tools {
 
 struct RunOptions {
   std::string file;
-  std::string device = "reference";
+  std::string device = "cpu";
   std::vector<std::string> inputs;  // NAME=PATH.npy | NAME=rand[:SEED]
   std::vector<std::string> dims;    // SYM=N
   std::string saveOutputs;
   bool printOutputs = false;
+  bool timePasses = false;
 };
 
 struct OptOptions {
@@ -36,7 +40,15 @@ struct CompileOptions {
   std::string arch;
   std::string emit = "graph";
   std::string output = "-";
+  bool timePasses = false;
 };
+
+/// Runs the default pipeline over `m`, with --time-passes' table when
+/// `timePasses`; false when a pass reported an error.
+bool runDefaultPipeline(ir::Module& m, ir::DiagnosticEngine& diags, bool timePasses);
+
+/// The kernels' compile times as a --time-passes style table.
+std::string kernelTimingTable(const codegen::cpu::CompileReport& report);
 
 /// Writes `text` to `path`, or to stdout for "-"; false (reported) when the
 /// file cannot be written.

@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include "codegen/cpu/Jit.h"
 #include "frontend/Parser.h"
 #include "ir/KernelIR.h"
 #include "ir/Printer.h"
@@ -8,24 +9,50 @@
 
 namespace graphc::tools {
 
+namespace {
+/// The device an --emit kind belongs to ("" for both).
+std::string_view deviceOf(std::string_view emit) {
+  if (emit == "llvm" || emit == "asm") return "cpu";
+  if (emit == "cuda" || emit == "ptx") return "cuda";
+  return "";
+}
+}  // namespace
+
 int compileCommand(const CompileOptions& options) {
-  if (options.emit != "graph" && options.emit != "kernels") {
-    std::fprintf(stderr, "graphc: error: --emit=%s needs the %s backend, which is not built yet (--emit=graph and "
-                 "--emit=kernels work now)\n", options.emit.c_str(), options.device.c_str());
+  const std::string_view needs = deviceOf(options.emit);
+  if (!needs.empty() && needs != options.device) {
+    std::fprintf(stderr, "graphc: error: --emit=%s is what the %.*s backend generates; use --device %.*s\n",
+                 options.emit.c_str(), static_cast<int>(needs.size()), needs.data(), static_cast<int>(needs.size()),
+                 needs.data());
+    return 2;
+  }
+  if (needs == "cuda") {
+    std::fprintf(stderr, "graphc: error: --emit=%s needs the cuda backend, which is not built yet (--emit=graph, "
+                 "kernels, llvm and asm work now)\n", options.emit.c_str());
     return 1;
   }
   ir::DiagnosticEngine diags(ir::printToStderr());
   auto module = frontend::parseFile(options.file, diags);
   if (!module) return 1;
-  passes::PassManager pm;
-  passes::addDefaultPipeline(pm);
-  if (!pm.run(*module, diags)) return 1;
+  if (!runDefaultPipeline(*module, diags, options.timePasses)) return 1;
 
   std::string out;
   if (options.emit == "graph") {
     out = ir::print(*module);
     for (const auto& g : module->graphs)
       if (g->memoryPlan) out += ir::describe(*g->memoryPlan);
+  } else if (needs == "cpu") {
+    for (const auto& g : module->graphs)
+      for (const ir::Node* n : ir::kernel::fusedOps(g->body)) {
+        try {
+          const ir::kernel::Kernel k = ir::kernel::lower(*n);
+          auto& jit = codegen::cpu::Jit::instance();
+          out += options.emit == "llvm" ? jit.emitLLVM(k) : jit.emitAsm(k);
+        } catch (const ir::Error& e) {
+          diags.error(n->loc, e.what());
+          return 1;
+        }
+      }
   } else {
     // The pipeline only forms kernels that lower; a fused op written in the
     // input may not, and is reported at its place.
@@ -40,6 +67,19 @@ int compileCommand(const CompileOptions& options) {
         }
       }
     if (!lowered) return 1;
+  }
+  if (options.timePasses && options.device == "cpu") {  // compile every kernel, timing each
+    codegen::cpu::CompileReport report;
+    try {
+      for (const auto& g : module->graphs) codegen::cpu::compileGraph(*g, &report);
+    } catch (const ir::LocatedError& e) {
+      diags.error(e.loc, e.what());
+      return 1;
+    } catch (const ir::Error& e) {
+      std::fprintf(stderr, "graphc: error: %s\n", e.what());
+      return 1;
+    }
+    std::fputs(kernelTimingTable(report).c_str(), stderr);
   }
   return writeOutput(options.output, out) ? 0 : 1;
 }

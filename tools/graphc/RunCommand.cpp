@@ -21,6 +21,9 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The pipeline reported its errors already.
+struct PipelineFailed {};
+
 std::pair<std::string, std::string> splitAssignment(const std::string& text, std::string_view flag) {
   size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -105,14 +108,22 @@ std::string summary(const runtime::Tensor& t) {
   return fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", lo, hi, sum / static_cast<double>(t.numel()));
 }
 
+/// Compiles and runs on the cpu backend, or interprets (reference).
+std::vector<runtime::Tensor> execute(ir::Module& m, const std::vector<runtime::Tensor>& inputs,
+                                     const RunOptions& options, ir::DiagnosticEngine& diags) {
+  if (options.device == "reference") return runtime::interpret(*m.entry(), inputs);
+  if (!runDefaultPipeline(m, diags, options.timePasses)) throw PipelineFailed();
+  codegen::cpu::CompileReport report;
+  auto executable = codegen::cpu::compileGraph(*m.entry(), &report);
+  if (options.timePasses) std::fputs(kernelTimingTable(report).c_str(), stderr);
+  return executable->run(inputs);
+}
+
 }  // namespace
 
 int runCommand(const RunOptions& options) {
-  if (options.device != "reference") {
-    std::fprintf(stderr,
-                 "graphc: error: the %s backend is not built yet; use --device reference (the CPU and CUDA backends "
-                 "arrive with their own work items)\n",
-                 options.device.c_str());
+  if (options.device == "cuda") {
+    std::fprintf(stderr, "graphc: error: the cuda backend is not built yet; use --device cpu or --device reference\n");
     return 1;
   }
   ir::DiagnosticEngine diags(ir::printToStderr());
@@ -120,7 +131,7 @@ int runCommand(const RunOptions& options) {
   if (!module) return 1;
   const ir::Graph& g = *module->entry();
   try {
-    std::vector<runtime::Tensor> outputs = runtime::interpret(g, buildInputs(g, options));
+    std::vector<runtime::Tensor> outputs = execute(*module, buildInputs(g, options), options, diags);
     if (!options.saveOutputs.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options.saveOutputs, ec);
@@ -133,6 +144,11 @@ int runCommand(const RunOptions& options) {
       if (!options.saveOutputs.empty())
         runtime::writeNpy((std::filesystem::path(options.saveOutputs) / fmt::format("output{}.npy", k)).string(), t);
     }
+  } catch (const PipelineFailed&) {
+    return 1;
+  } catch (const ir::LocatedError& e) {
+    diags.error(e.loc, e.what());
+    return 1;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "graphc: error: %s\n", e.what());
     return 2;

@@ -1,10 +1,11 @@
 // graphc: the command-line driver, modelled on mlir-opt and hlo-opt.
 //
-//   graphc run FILE [--device reference|cpu|cuda] [--input NAME=PATH.npy|NAME=rand[:SEED]]...
-//                   [--dim SYM=N]... [--save-outputs DIR] [--print-outputs]
+//   graphc run FILE [--device cpu|reference|cuda] [--input NAME=PATH.npy|NAME=rand[:SEED]]...
+//                   [--dim SYM=N]... [--save-outputs DIR] [--print-outputs] [--time-passes]
 //   graphc opt FILE [--passes=a,b] [--print-ir-after-all] [--print-ir-after=PASS]
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
-//   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|cuda|ptx|llvm] [-o OUT]
+//   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|llvm|asm|cuda|ptx]
+//                       [--time-passes] [-o OUT]
 //   graphc --list-passes
 #include <CLI/CLI.hpp>
 
@@ -24,14 +25,15 @@ int main(int argc, char** argv) {
   CLI::App* runCmd = app.add_subcommand("run", "Run a graph and report its outputs");
   runCmd->add_option("file", run.file, "A .graph file")->required();
   runCmd->add_option("--device", run.device, "Where to run")
-      ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
-      ->default_val("reference");
+      ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
+      ->default_val("cpu");
   // Repeatable options take one value per use, so they never swallow FILE.
   runCmd->add_option("--input", run.inputs, "NAME=PATH.npy or NAME=rand[:SEED] for each parameter")
       ->allow_extra_args(false);
   runCmd->add_option("--dim", run.dims, "SYM=N: the size of a symbolic dim for rand inputs")->allow_extra_args(false);
   runCmd->add_option("--save-outputs", run.saveOutputs, "Write DIR/output0.npy, DIR/output1.npy, ...");
   runCmd->add_flag("--print-outputs", run.printOutputs, "Print the output values");
+  runCmd->add_flag("--time-passes", run.timePasses, "Print pass and kernel compile times (to stderr)");
 
   OptOptions opt;
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a graph and print the result");
@@ -55,8 +57,9 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--device", compile.device, "Target")->check(CLI::IsMember({"cpu", "cuda"}))->required();
   compileCmd->add_option("--arch", compile.arch, "CUDA architecture, e.g. sm_90");
   compileCmd->add_option("--emit", compile.emit, "What to print")
-      ->check(CLI::IsMember({"graph", "kernels", "cuda", "ptx", "llvm"}))
+      ->check(CLI::IsMember({"graph", "kernels", "llvm", "asm", "cuda", "ptx"}))
       ->default_val("graph");
+  compileCmd->add_flag("--time-passes", compile.timePasses, "Print pass and kernel compile times (to stderr)");
   compileCmd->add_option("-o", compile.output, "Output file (default: standard output)");
 
   try {

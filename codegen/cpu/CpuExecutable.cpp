@@ -1,0 +1,455 @@
+#include "codegen/cpu/CpuExecutable.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "codegen/cpu/Jit.h"
+#include "ir/KernelIR.h"
+#include "ir/Printer.h"
+#include "runtime/CpuEigh.h"
+#include "runtime/CpuGemm.h"
+#include "runtime/Half.h"
+#include "runtime/Interpreter.h"
+#include "runtime/ReferenceOps.h"
+#include "runtime/ThreadPool.h"
+
+namespace graphc::codegen::cpu {
+
+namespace {
+
+using runtime::Tensor;
+
+// ---- the plan: what compile() decides, independent of any call ------------
+
+/// Where a value's buffer lives.
+struct SlotPlan {
+  enum class Where { Param, Output, Arena, Owned, Constant };
+  Where where = Where::Owned;
+  ir::TensorType type;
+  int index = 0;          // Param, Output: position
+  ir::Bytes offset;       // Arena
+  Tensor constant;        // Constant: computed at compile time
+};
+
+struct RegionPlan;
+
+struct StepPlan {
+  enum class Kind { Kernel, Gemm, Eigh, Cond, Host, Copy };
+  Kind kind = Kind::Host;
+  const ir::Node* node = nullptr;
+  std::shared_ptr<const CompiledKernel> kernel;  // Kernel, Gemm (the epilogue)
+  std::shared_ptr<const ir::kernel::Kernel> kernelIR;
+  std::vector<int> inputs, outputs;  // slots
+  std::unique_ptr<RegionPlan> branches[2];
+  char uplo = 'L';
+};
+
+struct RegionPlan {
+  std::vector<SlotPlan> slots;
+  std::vector<StepPlan> steps;
+  std::vector<int> params, results;  // results: the Output slots, in order
+};
+
+int64_t evaluate(const ir::Bytes& b, const ir::SymbolBindings& sizes) {
+  int64_t total = 0;
+  for (const auto& [key, coefficient] : b.terms) {
+    int64_t term = coefficient;
+    size_t start = 0;
+    while (start < key.size()) {
+      size_t star = key.find('*', start);
+      if (star == std::string::npos) star = key.size();
+      term *= sizes.at(key.substr(start, star - start));
+      start = star + 1;
+    }
+    total += term;
+  }
+  return total;
+}
+
+int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
+  int64_t n = 1;
+  for (const ir::Dim& d : dims) n *= d.isStatic() ? d.size : sizes.at(d.symbol);
+  return n;
+}
+
+class Planner {
+ public:
+  explicit Planner(CompileReport* report) : report_(report) {}
+
+  std::unique_ptr<RegionPlan> plan(const ir::Region& r, const ir::MemoryPlan* memory) {
+    auto out = std::make_unique<RegionPlan>();
+    std::unordered_map<const ir::Value*, int> slotOf;
+    std::unordered_map<std::string, const ir::BufferAssignment*> assigned;
+    const auto names = ir::valueNames(r);
+    if (memory)
+      for (const ir::BufferAssignment& a : memory->buffers) assigned[a.value] = &a;
+    auto newSlot = [&](SlotPlan s) {
+      out->slots.push_back(std::move(s));
+      return static_cast<int>(out->slots.size()) - 1;
+    };
+    for (size_t k = 0; k < r.params().size(); ++k) {
+      SlotPlan s{SlotPlan::Where::Param, r.param(k)->type, static_cast<int>(k), {}, {}};
+      slotOf[r.param(k)] = newSlot(s);
+      out->params.push_back(slotOf[r.param(k)]);
+    }
+    // A returned value computed here is written straight into its output;
+    // a parameter, a constant or a value returned twice is copied there.
+    std::unordered_map<const ir::Value*, int> directOutput;
+    for (size_t k = 0; k < r.returns.size(); ++k) {
+      const ir::Value* v = r.returns[k];
+      const ir::Node* def = v->definingNode();
+      const bool computed = def && def->op != ir::OpId::Constant && def->op != ir::OpId::Full;
+      if (computed && !directOutput.count(v)) directOutput[v] = static_cast<int>(k);
+    }
+    for (const auto& n : r.nodes()) {
+      for (const auto& result : n->results()) {
+        const ir::Value* v = result.get();
+        SlotPlan s;
+        s.type = v->type;
+        if (auto it = directOutput.find(v); it != directOutput.end()) {
+          s.where = SlotPlan::Where::Output;
+          s.index = it->second;
+        } else if (auto a = assigned.find(names.at(v)); a != assigned.end()) {
+          s.where = SlotPlan::Where::Arena;
+          s.offset = a->second->offset;
+        }
+        slotOf[v] = newSlot(std::move(s));
+      }
+      StepPlan step = planNode(*n, slotOf);
+      if (step.kind == StepPlan::Kind::Host && (n->op == ir::OpId::Constant || n->op == ir::OpId::Full) &&
+          n->result()->type.isStatic()) {
+        // Constants are computed once, here.
+        SlotPlan& s = out->slots[static_cast<size_t>(slotOf[n->result()])];
+        Tensor value = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
+        if (s.where == SlotPlan::Where::Output) {
+          step.kind = StepPlan::Kind::Copy;
+          int c = newSlot(SlotPlan{SlotPlan::Where::Constant, s.type, 0, {}, value});
+          step.inputs = {c};
+          out->steps.push_back(std::move(step));
+        } else {
+          s.where = SlotPlan::Where::Constant;
+          s.constant = value;
+        }
+        continue;
+      }
+      out->steps.push_back(std::move(step));
+    }
+    for (size_t k = 0; k < r.returns.size(); ++k) {
+      const ir::Value* v = r.returns[k];
+      auto it = directOutput.find(v);
+      if (it != directOutput.end() && it->second == static_cast<int>(k)) {
+        out->results.push_back(slotOf.at(v));
+        continue;
+      }
+      int o = newSlot(SlotPlan{SlotPlan::Where::Output, v->type, static_cast<int>(k), {}, {}});
+      StepPlan copy;
+      copy.kind = StepPlan::Kind::Copy;
+      copy.inputs = {slotOf.at(v)};
+      copy.outputs = {o};
+      out->steps.push_back(std::move(copy));
+      out->results.push_back(o);
+    }
+    return out;
+  }
+
+ private:
+  StepPlan planNode(const ir::Node& n, std::unordered_map<const ir::Value*, int>& slotOf) {
+    StepPlan step;
+    step.node = &n;
+    for (const ir::Value* v : n.operands) step.inputs.push_back(slotOf.at(v));
+    for (const auto& v : n.results()) step.outputs.push_back(slotOf.at(v.get()));
+    if (n.op == ir::OpId::Fused) {
+      try {
+        auto k = std::make_shared<ir::kernel::Kernel>(ir::kernel::lower(n));
+        step.kernel = Jit::instance().compile(*k);
+        step.kind = k->gemm ? StepPlan::Kind::Gemm : StepPlan::Kind::Kernel;
+        if (report_) report_->kernels.push_back({k->name, step.kernel->compileSeconds, step.kernel->fromCache});
+        step.kernelIR = std::move(k);
+      } catch (const ir::LocatedError&) {
+        throw;
+      } catch (const ir::Error& e) {
+        throw ir::LocatedError(n.loc, e.what());
+      }
+    } else if (n.op == ir::OpId::Eigh) {
+      step.kind = StepPlan::Kind::Eigh;
+      const ir::Attribute* uplo = n.attrs.find("uplo");
+      step.uplo = uplo && uplo->s == "U" ? 'U' : 'L';
+    } else if (n.op == ir::OpId::Cond) {
+      step.kind = StepPlan::Kind::Cond;
+      for (int b = 0; b < 2; ++b) step.branches[b] = plan(*n.regions()[static_cast<size_t>(b)], nullptr);
+    } else {
+      step.kind = StepPlan::Kind::Host;  // an op no kernel holds: the reference implementation
+    }
+    return step;
+  }
+
+  CompileReport* report_;
+};
+
+// ---- binding: one call's (or one capture's) buffers and arguments ----------
+
+struct BoundRegion;
+
+struct BoundStep {
+  const StepPlan* plan = nullptr;
+  std::vector<Tensor> inputs, outputs;
+  std::vector<void*> buffers;  // kernel arguments: inputs then outputs
+  std::vector<int64_t> sizes;
+  int64_t total = 0, grain = 1;
+  runtime::cpu::GemmProblem gemm;
+  std::vector<float> gemmA, gemmB;  // f16/bf16 operands widened to f32
+  std::vector<std::vector<std::byte>> scratch;
+  std::unique_ptr<BoundRegion> branches[2];
+};
+
+struct BoundRegion {
+  std::vector<Tensor> tensors;  // per slot
+  std::vector<BoundStep> steps;
+};
+
+struct AlignedFree {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+
+class Binder {
+ public:
+  explicit Binder(const ir::SymbolBindings& sizes) : sizes_(sizes) {}
+
+  std::unique_ptr<BoundRegion> bind(const RegionPlan& plan, const std::vector<Tensor>& params,
+                                    const std::vector<Tensor>& results, std::byte* arena) {
+    auto out = std::make_unique<BoundRegion>();
+    for (const SlotPlan& s : plan.slots) {
+      const std::vector<int64_t> shape = runtime::concreteShape(ir::substitute(s.type, sizes_));
+      switch (s.where) {
+        case SlotPlan::Where::Param: out->tensors.push_back(params[static_cast<size_t>(s.index)]); break;
+        case SlotPlan::Where::Output: out->tensors.push_back(results[static_cast<size_t>(s.index)]); break;
+        case SlotPlan::Where::Constant: out->tensors.push_back(s.constant); break;
+        case SlotPlan::Where::Arena:
+          out->tensors.push_back(Tensor::wrap(s.type.dtype, shape, arena + evaluate(s.offset, sizes_)));
+          break;
+        case SlotPlan::Where::Owned: out->tensors.emplace_back(s.type.dtype, shape); break;
+      }
+    }
+    for (const StepPlan& s : plan.steps) out->steps.push_back(bindStep(s, *out));
+    return out;
+  }
+
+ private:
+  BoundStep bindStep(const StepPlan& s, BoundRegion& region) {
+    BoundStep b;
+    b.plan = &s;
+    for (int i : s.inputs) b.inputs.push_back(region.tensors[static_cast<size_t>(i)]);
+    for (int o : s.outputs) b.outputs.push_back(region.tensors[static_cast<size_t>(o)]);
+    if (s.kind == StepPlan::Kind::Cond) {
+      std::vector<Tensor> operands(b.inputs.begin() + 1, b.inputs.end());
+      for (int k = 0; k < 2; ++k) b.branches[k] = bind(*s.branches[k], operands, b.outputs, nullptr);
+    }
+    if (s.kind != StepPlan::Kind::Kernel && s.kind != StepPlan::Kind::Gemm) return b;
+    const ir::kernel::Kernel& k = *s.kernelIR;
+    for (Tensor& t : b.inputs) b.buffers.push_back(t.data());
+    for (Tensor& t : b.outputs) b.buffers.push_back(t.data());
+    for (const std::string& sym : s.kernel->signature.symbols) b.sizes.push_back(sizes_.at(sym));
+    b.total = extent(k.outer, sizes_);
+    if (s.kind == StepPlan::Kind::Kernel) {
+      // Chunks of at least ~32k elements of work: below that, threads cost more than they save.
+      const int64_t perPoint = k.kind == "reduction" ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
+      b.grain = std::max<int64_t>(1, 32768 / perPoint);
+    } else {
+      bindGemm(k, b);
+    }
+    return b;
+  }
+
+  void bindGemm(const ir::kernel::Kernel& k, BoundStep& b) {
+    const ir::kernel::Gemm& g = *k.gemm;
+    const Tensor& a = b.inputs[static_cast<size_t>(g.a)];
+    const Tensor& w = b.inputs[static_cast<size_t>(g.b)];
+    runtime::cpu::GemmProblem& p = b.gemm;
+    const ir::DType t = a.dtype();
+    p.dtype = t == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32;
+    p.transposeB = g.transposeB;
+    p.k = a.shape().back();
+    if (g.transposeB) {  // linear: x [..., k] · w [n, k]ᵀ
+      p.n = w.shape()[0];
+      p.m = p.k == 0 ? b.total / std::max<int64_t>(p.n, 1) : a.numel() / std::max<int64_t>(p.k, 1);
+      p.aOffsets = {0};
+      p.bOffsets = {0};
+    } else {  // matmul with broadcast batch dims; vectors as 1-row / 1-column matrices
+      std::vector<int64_t> sa = a.shape(), sb = w.shape();
+      const bool aMatrix = sa.size() > 1, bMatrix = sb.size() > 1;
+      if (!aMatrix) sa.insert(sa.begin(), 1);
+      if (!bMatrix) sb.push_back(1);
+      p.m = sa[sa.size() - 2];
+      p.n = sb.back();
+      const auto outer = runtime::concreteShape(ir::substitute(ir::TensorType{t, k.outer}, sizes_));
+      const size_t batchRank = outer.size() - aMatrix - bMatrix;
+      std::vector<int64_t> batch(outer.begin(), outer.begin() + static_cast<std::ptrdiff_t>(batchRank));
+      std::vector<int64_t> batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
+      p.aOffsets = runtime::reference::broadcastIndices(batch, batchA);
+      p.bOffsets = runtime::reference::broadcastIndices(batch, batchB);
+      for (int64_t& o : p.aOffsets) o *= p.m * p.k;
+      for (int64_t& o : p.bOffsets) o *= p.k * p.n;
+    }
+    p.a = a.data();
+    p.b = w.data();
+    if (t == ir::DType::F16 || t == ir::DType::BF16) {
+      b.gemmA.resize(static_cast<size_t>(a.numel()));
+      b.gemmB.resize(static_cast<size_t>(w.numel()));
+      p.a = b.gemmA.data();
+      p.b = b.gemmB.data();
+    }
+  }
+
+  const ir::SymbolBindings& sizes_;
+};
+
+// ---- execution --------------------------------------------------------------
+
+void widen(const Tensor& t, std::vector<float>& out) {
+  const auto* bits = t.as<uint16_t>();
+  if (t.dtype() == ir::DType::F16)
+    for (size_t i = 0; i < out.size(); ++i) out[i] = runtime::f16ToFloat(bits[i]);
+  else
+    for (size_t i = 0; i < out.size(); ++i) out[i] = runtime::bf16ToFloat(bits[i]);
+}
+
+void execute(BoundRegion& region, runtime::ThreadPool& pool);
+
+void executeStep(BoundStep& s, runtime::ThreadPool& pool) {
+  switch (s.plan->kind) {
+    case StepPlan::Kind::Kernel: {
+      auto fn = s.plan->kernel->pointwise();
+      pool.parallelFor(s.total, s.grain, [&](int64_t begin, int64_t end, int) {
+        fn(s.buffers.data(), s.sizes.data(), begin, end);
+      });
+      return;
+    }
+    case StepPlan::Kind::Gemm: {
+      const ir::kernel::Gemm& g = *s.plan->kernelIR->gemm;
+      if (!s.gemmA.empty() || !s.gemmB.empty()) {
+        widen(s.inputs[static_cast<size_t>(g.a)], s.gemmA);
+        widen(s.inputs[static_cast<size_t>(g.b)], s.gemmB);
+      }
+      auto fn = s.plan->kernel->epilogue();
+      runtime::cpu::gemmWithEpilogue(
+          s.gemm, [&](int64_t begin, int64_t end, const void* acc) { fn(s.buffers.data(), s.sizes.data(), begin, end, acc); },
+          s.scratch, pool);
+      return;
+    }
+    case StepPlan::Kind::Eigh:
+      runtime::cpu::eigh(s.inputs[0], s.plan->uplo, s.outputs[0], s.outputs[1], pool);
+      return;
+    case StepPlan::Kind::Cond:
+      execute(*s.branches[s.inputs[0].getInt(0) != 0 ? 0 : 1], pool);
+      return;
+    case StepPlan::Kind::Copy:
+      std::memcpy(s.outputs[0].data(), s.inputs[0].data(), s.outputs[0].nbytes());
+      return;
+    case StepPlan::Kind::Host: {
+      std::vector<std::vector<int64_t>> shapes;
+      for (const Tensor& t : s.outputs) shapes.push_back(t.shape());
+      std::vector<Tensor> results = runtime::evaluateNode(*s.plan->node, s.inputs, shapes);
+      for (size_t k = 0; k < results.size(); ++k) std::memcpy(s.outputs[k].data(), results[k].data(), results[k].nbytes());
+      return;
+    }
+  }
+}
+
+void execute(BoundRegion& region, runtime::ThreadPool& pool) {
+  for (BoundStep& s : region.steps) executeStep(s, pool);
+}
+
+std::string describe(const RegionPlan& plan, int indent) {
+  static const char* kinds[] = {"kernel", "gemm+epilogue", "eigh", "cond", "host", "copy"};
+  std::string out;
+  for (const StepPlan& s : plan.steps) {
+    std::string what = s.kernelIR ? s.kernelIR->name : s.node ? std::string(s.node->name()) : "";
+    out += fmt::format("{:{}}{} {}\n", "", indent, kinds[static_cast<int>(s.kind)], what);
+    if (s.kind == StepPlan::Kind::Cond)
+      for (int b = 0; b < 2; ++b) {
+        out += fmt::format("{:{}}{}:\n", "", indent + 2, b == 0 ? "then" : "else");
+        out += describe(*s.branches[b], indent + 4);
+      }
+  }
+  return out;
+}
+
+bool overlaps(const Tensor& a, const Tensor& b) {
+  if (a.nbytes() == 0 || b.nbytes() == 0) return false;
+  const std::byte *a0 = a.data(), *a1 = a0 + a.nbytes(), *b0 = b.data(), *b1 = b0 + b.nbytes();
+  return a0 < b1 && b0 < a1;
+}
+
+class CpuExecutable final : public runtime::Executable {
+ public:
+  CpuExecutable(const ir::Graph& g, std::unique_ptr<RegionPlan> plan)
+      : graph_(g), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {}
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
+    const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
+    std::vector<Tensor> outputs;
+    for (const ir::TensorType& t : graph_.resultTypes)
+      outputs.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
+    Call call = bind(sizes, inputs, outputs);
+    execute(*call.region, pool_);
+    return outputs;
+  }
+
+  void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) override {
+    const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
+    if (outputs.size() != graph_.resultTypes.size())
+      throw ir::Error(fmt::format("capture: @{} has {} results, got {} output tensors", graph_.name,
+                                  graph_.resultTypes.size(), outputs.size()));
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const ir::TensorType want = ir::substitute(graph_.resultTypes[k], sizes);
+      if (outputs[k].type() != want)
+        throw ir::Error(fmt::format("capture: output {} must be {}, got {}", k, ir::toString(want),
+                                    ir::toString(outputs[k].type())));
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (overlaps(outputs[k], inputs[i])) throw ir::Error(fmt::format("capture: output {} overlaps input {}", k, i));
+      for (size_t j = 0; j < k; ++j)
+        if (overlaps(outputs[k], outputs[j])) throw ir::Error(fmt::format("capture: output {} overlaps output {}", k, j));
+    }
+    captured_ = bind(sizes, inputs, outputs);
+  }
+
+  void replay() override {
+    if (!captured_.region) throw ir::Error("replay: nothing captured (call capture first)");
+    execute(*captured_.region, pool_);
+  }
+
+  std::string describe() const override { return cpu::describe(*plan_, 0); }
+
+ private:
+  struct Call {
+    std::unique_ptr<std::byte, AlignedFree> arena;
+    std::unique_ptr<BoundRegion> region;
+  };
+
+  Call bind(const ir::SymbolBindings& sizes, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+    Call call;
+    const int64_t bytes = graph_.memoryPlan ? evaluate(graph_.memoryPlan->peak, sizes) : 0;
+    call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64 + 64))));
+    if (!call.arena) throw ir::Error(fmt::format("cannot allocate the {}-byte arena", bytes));
+    call.region = Binder(sizes).bind(*plan_, inputs, outputs, call.arena.get());
+    return call;
+  }
+
+  const ir::Graph& graph_;
+  std::unique_ptr<RegionPlan> plan_;
+  runtime::ThreadPool& pool_;
+  Call captured_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report) {
+  Planner planner(report);
+  auto plan = planner.plan(g.body, g.memoryPlan ? &*g.memoryPlan : nullptr);
+  return std::make_unique<CpuExecutable>(g, std::move(plan));
+}
+
+}  // namespace graphc::codegen::cpu

@@ -1,0 +1,31 @@
+// The CPU backend's Executable: compiles a graph that went through the
+// default pipeline (fused kernels, memory plan) into a plan of steps —
+// JIT-compiled kernels, OpenBLAS GEMMs with their JIT-compiled epilogues,
+// eigh, cond steps holding their branches' plans, and the few ops no kernel
+// holds — over buffers in one arena, and runs it on the thread pool.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/Graph.h"
+#include "runtime/Executable.h"
+
+namespace graphc::codegen::cpu {
+
+struct KernelCompileTime {
+  std::string kernel;
+  double seconds = 0;
+  bool fromCache = false;
+};
+
+struct CompileReport {
+  std::vector<KernelCompileTime> kernels;  // in plan order, branches included
+};
+
+/// Throws ir::LocatedError (at the node) for a kernel the backend cannot
+/// compile. The Executable refers to `g`, which must outlive it. `report`, if given, receives each kernel's compile time.
+std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report = nullptr);
+
+}  // namespace graphc::codegen::cpu

@@ -1,0 +1,176 @@
+#include "codegen/cpu/Jit.h"
+
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/DynamicLibrary.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "ir/Diagnostics.h"
+
+namespace graphc::codegen::cpu {
+
+namespace {
+
+std::string errorText(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+/// libmvec variants LLVM 19's LIBMVEC_X86 table lacks (glibc ≥ 2.35 has
+/// them): gelu needs erf, gelu(tanh) and tanh need tanh.
+const llvm::VecDesc kExtraVectorFunctions[] = {
+    {"erff", "_ZGVbN4v_erff", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+    {"erff", "_ZGVdN8v_erff", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+    {"erf", "_ZGVbN2v_erf", llvm::ElementCount::getFixed(2), false, "_ZGV_LLVM_N2v"},
+    {"erf", "_ZGVdN4v_erf", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+    {"tanhf", "_ZGVbN4v_tanhf", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+    {"tanhf", "_ZGVdN8v_tanhf", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+    {"tanh", "_ZGVbN2v_tanh", llvm::ElementCount::getFixed(2), false, "_ZGV_LLVM_N2v"},
+    {"tanh", "_ZGVdN4v_tanh", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+};
+
+/// The cache key: the kernel IR without the kernel's name.
+std::string cacheKey(const ir::kernel::Kernel& k) {
+  ir::kernel::Kernel unnamed = k;
+  unnamed.name.clear();
+  return ir::kernel::print(unnamed);
+}
+
+}  // namespace
+
+struct Jit::Impl {
+  std::unique_ptr<llvm::TargetMachine> machine;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> cache;
+  int next = 0;
+
+  Impl() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    std::string error;
+    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1", &error))
+      throw ir::Error("cpu backend: cannot load glibc's libmvec.so.1: " + error);
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder) throw ir::Error("cpu backend: " + errorText(builder.takeError()));
+    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto tm = builder->createTargetMachine();
+    if (!tm) throw ir::Error("cpu backend: " + errorText(tm.takeError()));
+    machine = std::move(*tm);
+    auto created = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
+    if (!created) throw ir::Error("cpu backend: " + errorText(created.takeError()));
+    jit = std::move(*created);
+    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix());
+    if (!process) throw ir::Error("cpu backend: " + errorText(process.takeError()));
+    jit->getMainJITDylib().addGenerator(std::move(*process));
+  }
+
+  /// A module holding kernel `k` as `name`, optimised at O3 for the host.
+  std::unique_ptr<llvm::Module> build(const ir::kernel::Kernel& k, const std::string& name, llvm::LLVMContext& ctx) {
+    auto m = std::make_unique<llvm::Module>("graphc." + k.name, ctx);
+    m->setDataLayout(machine->createDataLayout());
+    m->setTargetTriple(machine->getTargetTriple().str());
+    llvm::Function* f = emitKernel(k, name, *m);
+    f->addFnAttr("target-cpu", machine->getTargetCPU());
+    f->addFnAttr("target-features", machine->getTargetFeatureString());
+    std::string problems;
+    llvm::raw_string_ostream os(problems);
+    if (llvm::verifyModule(*m, &os)) throw ir::Error(fmt::format("cpu codegen produced invalid IR for {}: {}", k.name, problems));
+    optimize(*m);
+    return m;
+  }
+
+  void optimize(llvm::Module& m) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    llvm::PassBuilder pb(machine.get(), tuning);
+    llvm::TargetLibraryInfoImpl tli(machine->getTargetTriple());
+    tli.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, machine->getTargetTriple());
+    tli.addVectorizableFunctions(kExtraVectorFunctions);
+    fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tli); });
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+  }
+};
+
+Jit::Jit() : impl_(std::make_unique<Impl>()) {}
+Jit::~Jit() = default;
+
+Jit& Jit::instance() {
+  static Jit jit;
+  return jit;
+}
+
+std::shared_ptr<const CompiledKernel> Jit::compile(const ir::kernel::Kernel& k) {
+  const std::string key = cacheKey(k);
+  std::lock_guard lock(impl_->mutex);
+  if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
+    auto hit = std::make_shared<CompiledKernel>(*it->second);
+    hit->fromCache = true;
+    hit->compileSeconds = 0;
+    return hit;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  // Symbol names are unique per process; the kernel's name keeps profiles readable.
+  const std::string symbol = fmt::format("graphc_{}_{}", k.name, impl_->next++);
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> m = impl_->build(k, symbol, *ctx);
+  if (auto e = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    throw ir::Error("cpu backend: " + errorText(std::move(e)));
+  auto address = impl_->jit->lookup(symbol);
+  if (!address) throw ir::Error("cpu backend: " + errorText(address.takeError()));
+  auto compiled = std::make_shared<CompiledKernel>();
+  compiled->address = address->toPtr<void*>();
+  compiled->signature = signatureOf(k);
+  compiled->compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  impl_->cache.emplace(key, compiled);
+  return compiled;
+}
+
+std::string Jit::emitLLVM(const ir::kernel::Kernel& k) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m->print(os, nullptr);
+  return text;
+}
+
+std::string Jit::emitAsm(const ir::kernel::Kernel& k) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx);
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (impl_->machine->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw ir::Error("cpu backend: the host target cannot emit assembly");
+  pm.run(*m);
+  return std::string(buffer.str());
+}
+
+std::string Jit::targetDescription() const {
+  return fmt::format("{} ({})", impl_->machine->getTargetTriple().str(), impl_->machine->getTargetCPU().str());
+}
+
+}  // namespace graphc::codegen::cpu

@@ -1,0 +1,56 @@
+// The CPU backend's compiler: kernel IR → LLVM IR (KernelEmitter) → LLVM's
+// O3 pipeline for the host CPU, with glibc's libmvec as the vector math
+// library → machine code through one process-wide ORC LLJIT. Kernels are
+// cached in memory by their kernel IR text (the name left out), so a kernel
+// that two graphs, or two compiles of one graph, share is compiled once.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "codegen/cpu/KernelEmitter.h"
+
+namespace graphc::codegen::cpu {
+
+struct CompiledKernel {
+  /// void(buffers, sizes, begin, end); matmul_epilogue kernels take the
+  /// accumulator as a fifth argument (see KernelEmitter.h).
+  using Fn = void (*)(void* const* buffers, const int64_t* sizes, int64_t begin, int64_t end);
+  using EpilogueFn = void (*)(void* const* buffers, const int64_t* sizes, int64_t begin, int64_t end, const void* acc);
+
+  void* address = nullptr;
+  KernelSignature signature;
+  double compileSeconds = 0;  // emit + optimise + JIT; 0 for a cache hit
+  bool fromCache = false;
+
+  Fn pointwise() const { return reinterpret_cast<Fn>(address); }
+  EpilogueFn epilogue() const { return reinterpret_cast<EpilogueFn>(address); }
+};
+
+class Jit {
+ public:
+  /// The process's JIT (created on first use; throws ir::Error if LLVM
+  /// cannot target the host).
+  static Jit& instance();
+
+  /// Compiles `k`, or returns the cached kernel with the same IR (then
+  /// fromCache is set and compileSeconds is 0). Thread-safe.
+  std::shared_ptr<const CompiledKernel> compile(const ir::kernel::Kernel& k);
+
+  /// The optimised LLVM IR / host assembly of `k` (what --emit=llvm and
+  /// --emit=asm print); the function is named after the kernel.
+  std::string emitLLVM(const ir::kernel::Kernel& k);
+  std::string emitAsm(const ir::kernel::Kernel& k);
+
+  /// The host CPU and its features, as LLVM names them.
+  std::string targetDescription() const;
+
+  ~Jit();
+
+ private:
+  Jit();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphc::codegen::cpu

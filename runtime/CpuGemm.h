@@ -1,0 +1,43 @@
+// GEMM with a fused epilogue on the CPU backend: OpenBLAS computes the
+// output in row tiles and the kernel's epilogue (bias, activation,
+// residual: the rest of a matmul_epilogue kernel) runs on each tile right
+// after, while it is still in the core's cache, so no extra pass over the
+// output is made. Tiles are spread over the thread pool, OpenBLAS running
+// single-threaded inside each.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "ir/DType.h"
+#include "runtime/ThreadPool.h"
+
+namespace graphc::runtime::cpu {
+
+/// C[b] = A[b] · B[b] (B transposed for linear), row-major, for every batch
+/// index b; the batch dims' broadcasting is in the offsets.
+struct GemmProblem {
+  ir::DType dtype = ir::DType::F32;  // F32 (sgemm) or F64 (dgemm)
+  const void* a = nullptr;
+  const void* b = nullptr;
+  int64_t m = 0, n = 0, k = 0;
+  bool transposeB = false;             // B is [n, k]
+  std::vector<int64_t> aOffsets, bOffsets;  // per batch index, in elements
+};
+
+/// Runs on outer points [begin, end) of the flattened output (tile rows ×
+/// n), with `acc` the tile's GEMM result.
+using TileEpilogue = std::function<void(int64_t begin, int64_t end, const void* acc)>;
+
+/// Rows per tile: the tile (rows × n accumulators) fits in half of a core's
+/// L2, and is at least 16 rows so OpenBLAS's packing stays amortised.
+int64_t gemmTileRows(const GemmProblem& p);
+
+/// Computes every tile and calls `epilogue` on it. `scratch` holds one tile
+/// buffer per pool thread (resized here when too small, so a captured plan
+/// keeps its buffers from call to call).
+void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, std::vector<std::vector<std::byte>>& scratch,
+                      ThreadPool& pool);
+
+}  // namespace graphc::runtime::cpu

@@ -1,0 +1,29 @@
+// What `graphc run --device cpu` and `graphc compile` share: the default
+// pipeline with --time-passes, and the kernel compile-time table.
+#include <fmt/format.h>
+
+#include "passes/PassManager.h"
+#include "tools/graphc/Commands.h"
+
+namespace graphc::tools {
+
+bool runDefaultPipeline(ir::Module& m, ir::DiagnosticEngine& diags, bool timePasses) {
+  passes::PassManagerOptions options;
+  options.timePasses = timePasses;
+  passes::PassManager pm(options);
+  passes::addDefaultPipeline(pm);
+  return pm.run(m, diags);
+}
+
+std::string kernelTimingTable(const codegen::cpu::CompileReport& report) {
+  std::string table = "// ----- kernel compile time (LLVM O3 + JIT, wall clock) -----\n";
+  double total = 0;
+  for (const auto& k : report.kernels) {
+    table += fmt::format("//   {:<28} {:>10.3f} ms{}\n", k.kernel, k.seconds * 1e3, k.fromCache ? "  (cached)" : "");
+    total += k.seconds * 1e3;
+  }
+  table += fmt::format("//   {:<28} {:>10.3f} ms\n", "total", total);
+  return table;
+}
+
+}  // namespace graphc::tools
