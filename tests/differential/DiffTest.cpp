@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cpu/CpuExecutable.h"
 #include "frontend/Parser.h"
 #include "KernelEval.h"
 #include "ir/KernelIR.h"
@@ -36,6 +37,12 @@ Tolerance outputTolerance(bool f32) { return f32 ? Tolerance{1.3e-6, 1e-5} : Tol
 /// 2e-5 absolute (seen: seeds 430 and 112665 of --f32). What this check is
 /// for, index maps reading the wrong element, gives errors of order one.
 Tolerance kernelTolerance(bool f32) { return f32 ? Tolerance{2e-3, 2e-4} : Tolerance{1e-7, 1e-7}; }
+
+/// For the cpu backend against the reference: torch's in f64. In f32 the
+/// backend computes each op in f32 (libmvec's exp, f32 GEMM accumulation)
+/// where the reference computes in f64 and rounds, the difference the
+/// kernel IR's own tolerance allows for.
+Tolerance cpuTolerance(bool f32) { return f32 ? kernelTolerance(true) : outputTolerance(false); }
 
 bool close(double a, double e, Tolerance tol) {
   if (std::isnan(e)) return std::isnan(a);
@@ -120,6 +127,25 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
       if (!close(got[k].getDouble(i), want[k].getDouble(i), outputTolerance(options.useF32)))
         return fail(fmt::format("output {} element {}: {} after the pipeline, {} before\n{}", k, i,
                                 got[k].getDouble(i), want[k].getDouble(i), dump));
+  }
+  if (options.cpuBackend) {
+    try {
+      auto executable = codegen::cpu::compileGraph(*optimised->entry());
+      std::vector<runtime::Tensor> outputs;
+      for (const runtime::Tensor& w : want) {
+        outputs.emplace_back(w.dtype(), w.shape());
+        outputs.back().fillBytes(0xff);  // poison: NaN, -1
+      }
+      executable->capture(inputs, outputs);
+      executable->replay();
+      for (size_t k = 0; k < want.size(); ++k)
+        for (int64_t i = 0; i < want[k].numel(); ++i)
+          if (!close(outputs[k].getDouble(i), want[k].getDouble(i), cpuTolerance(options.useF32)))
+            return fail(fmt::format("output {} element {}: {} on the cpu backend, {} on the reference\n{}", k, i,
+                                    outputs[k].getDouble(i), want[k].getDouble(i), dump));
+    } catch (const ir::Error& e) {
+      return fail(std::string("cpu backend failed: ") + e.what() + "\n" + dump);
+    }
   }
   return std::nullopt;
 }

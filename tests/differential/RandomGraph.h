@@ -14,6 +14,9 @@ struct RandomGraphOptions {
   int minOps = 6;
   int maxOps = 30;
   bool useF32 = false;  // f64 by default: the comparison then tests structure, not rounding
+  /// Also compile the optimised graph for the cpu backend and compare what
+  /// it computes (outputs poisoned first) with the reference.
+  bool cpuBackend = false;
 };
 
 /// The text of one random graph; the same seed gives the same text.

@@ -1,6 +1,9 @@
 // graphc-difftest: runs the differential test on many random graphs.
 //
-//   graphc-difftest [--count N] [--seed S] [--f32] [--save DIR]
+//   graphc-difftest [--count N] [--seed S] [--f32] [--cpu] [--save DIR]
+//
+// --cpu also runs every optimised graph on the cpu backend against the
+// reference.
 //
 // Prints each failing seed with its graph (saved as DIR/seed-S.graph when
 // --save is given) and ends with "N passed, M failed".
@@ -22,8 +25,9 @@ int main(int argc, char** argv) {
     else if (arg == "--seed" && k + 1 < argc) seed = std::strtoull(argv[++k], nullptr, 10);
     else if (arg == "--save" && k + 1 < argc) saveDir = argv[++k];
     else if (arg == "--f32") options.useF32 = true;
+    else if (arg == "--cpu") options.cpuBackend = true;
     else {
-      std::fprintf(stderr, "usage: graphc-difftest [--count N] [--seed S] [--f32] [--save DIR]\n");
+      std::fprintf(stderr, "usage: graphc-difftest [--count N] [--seed S] [--f32] [--cpu] [--save DIR]\n");
       return 2;
     }
   }
