@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include <cblas.h>
 #include <lapacke.h>
 
 #include <fmt/format.h>
@@ -163,6 +164,10 @@ void lapackBatch(const Tensor& input, char uplo, Tensor& values, Tensor& vectors
   // in the output, with no row-major conversion; only the eigenvectors (its
   // columns) are transposed back to torch's layout.
   const char colMajorUplo = uplo == 'L' ? 'U' : 'L';
+  // Matrices spread over the pool, OpenBLAS single-threaded inside each
+  // (its own threads on top would oversubscribe the cores); one matrix gets
+  // OpenBLAS's threads.
+  openblas_set_num_threads(batch > 1 ? 1 : pool.size());
   pool.parallelFor(batch, 1, [&](int64_t begin, int64_t end, int) {
     T workSize = 0;
     lapack_int iworkSize = 0;

@@ -1,5 +1,6 @@
 #include "codegen/cpu/CpuExecutable.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
@@ -77,7 +78,35 @@ int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes
 
 class Planner {
  public:
-  explicit Planner(CompileReport* report) : report_(report) {}
+  /// Lowers and compiles every kernel of `g` up front, in parallel on the
+  /// thread pool (each kernel's compile is independent).
+  Planner(const ir::Graph& g, CompileReport* report) : report_(report) {
+    const std::vector<const ir::Node*> fused = ir::kernel::fusedOps(g.body);
+    std::vector<Compiled> compiled(fused.size());
+    for (size_t i = 0; i < fused.size(); ++i) {
+      try {
+        compiled[i].kernelIR = std::make_shared<ir::kernel::Kernel>(ir::kernel::lower(*fused[i]));
+      } catch (const ir::Error& e) {
+        throw ir::LocatedError(fused[i]->loc, e.what());
+      }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    runtime::ThreadPool::global().parallelFor(static_cast<int64_t>(fused.size()), 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) {
+        try {
+          compiled[static_cast<size_t>(i)].kernel = Jit::instance().compile(*compiled[static_cast<size_t>(i)].kernelIR);
+        } catch (const ir::Error& e) {
+          throw ir::LocatedError(fused[static_cast<size_t>(i)]->loc, e.what());
+        }
+      }
+    });
+    if (report_) report_->wallSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (size_t i = 0; i < fused.size(); ++i) {
+      if (report_)
+        report_->kernels.push_back({compiled[i].kernelIR->name, compiled[i].kernel->compileSeconds, compiled[i].kernel->fromCache});
+      kernels_[fused[i]] = std::move(compiled[i]);
+    }
+  }
 
   std::unique_ptr<RegionPlan> plan(const ir::Region& r, const ir::MemoryPlan* memory) {
     auto out = std::make_unique<RegionPlan>();
@@ -162,17 +191,10 @@ class Planner {
     for (const ir::Value* v : n.operands) step.inputs.push_back(slotOf.at(v));
     for (const auto& v : n.results()) step.outputs.push_back(slotOf.at(v.get()));
     if (n.op == ir::OpId::Fused) {
-      try {
-        auto k = std::make_shared<ir::kernel::Kernel>(ir::kernel::lower(n));
-        step.kernel = Jit::instance().compile(*k);
-        step.kind = k->gemm ? StepPlan::Kind::Gemm : StepPlan::Kind::Kernel;
-        if (report_) report_->kernels.push_back({k->name, step.kernel->compileSeconds, step.kernel->fromCache});
-        step.kernelIR = std::move(k);
-      } catch (const ir::LocatedError&) {
-        throw;
-      } catch (const ir::Error& e) {
-        throw ir::LocatedError(n.loc, e.what());
-      }
+      const Compiled& c = kernels_.at(&n);
+      step.kernel = c.kernel;
+      step.kernelIR = c.kernelIR;
+      step.kind = c.kernelIR->gemm ? StepPlan::Kind::Gemm : StepPlan::Kind::Kernel;
     } else if (n.op == ir::OpId::Eigh) {
       step.kind = StepPlan::Kind::Eigh;
       const ir::Attribute* uplo = n.attrs.find("uplo");
@@ -186,7 +208,12 @@ class Planner {
     return step;
   }
 
+  struct Compiled {
+    std::shared_ptr<const ir::kernel::Kernel> kernelIR;
+    std::shared_ptr<const CompiledKernel> kernel;
+  };
   CompileReport* report_;
+  std::unordered_map<const ir::Node*, Compiled> kernels_;
 };
 
 // ---- binding: one call's (or one capture's) buffers and arguments ----------
@@ -447,7 +474,7 @@ class CpuExecutable final : public runtime::Executable {
 }  // namespace
 
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report) {
-  Planner planner(report);
+  Planner planner(g, report);
   auto plan = planner.plan(g.body, g.memoryPlan ? &*g.memoryPlan : nullptr);
   return std::make_unique<CpuExecutable>(g, std::move(plan));
 }

@@ -21,7 +21,8 @@ struct KernelCompileTime {
 };
 
 struct CompileReport {
-  std::vector<KernelCompileTime> kernels;  // in plan order, branches included
+  std::vector<KernelCompileTime> kernels;  // in program order, branches included
+  double wallSeconds = 0;                  // all kernels, compiled in parallel
 };
 
 /// Throws ir::LocatedError (at the node) for a kernel the backend cannot

@@ -1,6 +1,8 @@
 #include "codegen/cpu/Jit.h"
 
+#include <atomic>
 #include <chrono>
+#include <optional>
 #include <mutex>
 #include <unordered_map>
 
@@ -40,6 +42,26 @@ const llvm::VecDesc kExtraVectorFunctions[] = {
     {"tanh", "_ZGVdN4v_tanh", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
 };
 
+/// libmvec's AVX-512 variants (the 'e' ISA), which LLVM's table leaves
+/// out; only offered when the host has AVX-512F, as their arguments live in
+/// zmm registers.
+const llvm::VecDesc kAvx512VectorFunctions[] = {
+    {"expf", "_ZGVeN16v_expf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
+    {"logf", "_ZGVeN16v_logf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
+    {"sinf", "_ZGVeN16v_sinf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
+    {"cosf", "_ZGVeN16v_cosf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
+    {"tanhf", "_ZGVeN16v_tanhf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
+    {"erff", "_ZGVeN16v_erff", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
+    {"powf", "_ZGVeN16vv_powf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16vv"},
+    {"exp", "_ZGVeN8v_exp", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+    {"log", "_ZGVeN8v_log", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+    {"sin", "_ZGVeN8v_sin", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+    {"cos", "_ZGVeN8v_cos", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+    {"tanh", "_ZGVeN8v_tanh", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+    {"erf", "_ZGVeN8v_erf", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+    {"pow", "_ZGVeN8vv_pow", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8vv"},
+};
+
 /// The cache key: the kernel IR without the kernel's name.
 std::string cacheKey(const ir::kernel::Kernel& k) {
   ir::kernel::Kernel unnamed = k;
@@ -50,11 +72,23 @@ std::string cacheKey(const ir::kernel::Kernel& k) {
 }  // namespace
 
 struct Jit::Impl {
-  std::unique_ptr<llvm::TargetMachine> machine;
+  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
+  std::unique_ptr<llvm::TargetMachine> machine;  // for queries; each compiling thread has its own
   std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::mutex mutex;
+  std::mutex cacheMutex, jitMutex;
   std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> cache;
-  int next = 0;
+  std::atomic<int> next = 0;
+
+  /// TargetMachines are not thread-safe: one per compiling thread.
+  llvm::TargetMachine& threadMachine() {
+    thread_local std::unique_ptr<llvm::TargetMachine> tm;
+    if (!tm) {
+      auto created = builder->createTargetMachine();
+      if (!created) throw ir::Error("cpu backend: " + errorText(created.takeError()));
+      tm = std::move(*created);
+    }
+    return *tm;
+  }
 
   Impl() {
     llvm::InitializeNativeTarget();
@@ -66,6 +100,7 @@ struct Jit::Impl {
     auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!builder) throw ir::Error("cpu backend: " + errorText(builder.takeError()));
     builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    this->builder = *builder;
     auto tm = builder->createTargetMachine();
     if (!tm) throw ir::Error("cpu backend: " + errorText(tm.takeError()));
     machine = std::move(*tm);
@@ -79,20 +114,32 @@ struct Jit::Impl {
 
   /// A module holding kernel `k` as `name`, optimised at O3 for the host.
   std::unique_ptr<llvm::Module> build(const ir::kernel::Kernel& k, const std::string& name, llvm::LLVMContext& ctx) {
+    llvm::TargetMachine& tm = threadMachine();
     auto m = std::make_unique<llvm::Module>("graphc." + k.name, ctx);
-    m->setDataLayout(machine->createDataLayout());
-    m->setTargetTriple(machine->getTargetTriple().str());
+    m->setDataLayout(tm.createDataLayout());
+    m->setTargetTriple(tm.getTargetTriple().str());
     llvm::Function* f = emitKernel(k, name, *m);
-    f->addFnAttr("target-cpu", machine->getTargetCPU());
-    f->addFnAttr("target-features", machine->getTargetFeatureString());
+    f->addFnAttr("target-cpu", tm.getTargetCPU());
+    f->addFnAttr("target-features", tm.getTargetFeatureString());
     std::string problems;
     llvm::raw_string_ostream os(problems);
     if (llvm::verifyModule(*m, &os)) throw ir::Error(fmt::format("cpu codegen produced invalid IR for {}: {}", k.name, problems));
-    optimize(*m);
+    optimize(*m, tm);
     return m;
   }
 
-  void optimize(llvm::Module& m) {
+  /// Machine code for the module, as an in-memory object file.
+  std::unique_ptr<llvm::MemoryBuffer> codegen(llvm::Module& m, llvm::CodeGenFileType type) {
+    llvm::SmallString<0> buffer;
+    llvm::raw_svector_ostream os(buffer);
+    llvm::legacy::PassManager pm;
+    if (threadMachine().addPassesToEmitFile(pm, os, nullptr, type))
+      throw ir::Error("cpu backend: the host target cannot emit code");
+    pm.run(m);
+    return llvm::MemoryBuffer::getMemBufferCopy(buffer.str(), m.getModuleIdentifier());
+  }
+
+  void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -100,10 +147,11 @@ struct Jit::Impl {
     llvm::PipelineTuningOptions tuning;
     tuning.LoopVectorization = true;
     tuning.SLPVectorization = true;
-    llvm::PassBuilder pb(machine.get(), tuning);
-    llvm::TargetLibraryInfoImpl tli(machine->getTargetTriple());
-    tli.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, machine->getTargetTriple());
+    llvm::PassBuilder pb(&tm, tuning);
+    llvm::TargetLibraryInfoImpl tli(tm.getTargetTriple());
+    tli.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, tm.getTargetTriple());
     tli.addVectorizableFunctions(kExtraVectorFunctions);
+    if (tm.getTargetFeatureString().contains("+avx512f")) tli.addVectorizableFunctions(kAvx512VectorFunctions);
     fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tli); });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
@@ -124,27 +172,36 @@ Jit& Jit::instance() {
 
 std::shared_ptr<const CompiledKernel> Jit::compile(const ir::kernel::Kernel& k) {
   const std::string key = cacheKey(k);
-  std::lock_guard lock(impl_->mutex);
-  if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
-    auto hit = std::make_shared<CompiledKernel>(*it->second);
-    hit->fromCache = true;
-    hit->compileSeconds = 0;
-    return hit;
+  {
+    std::lock_guard lock(impl_->cacheMutex);
+    if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
+      auto hit = std::make_shared<CompiledKernel>(*it->second);
+      hit->fromCache = true;
+      hit->compileSeconds = 0;
+      return hit;
+    }
   }
+  // Emitting, optimising and code generation run on the calling thread with
+  // its own LLVMContext and TargetMachine, so kernels compile in parallel;
+  // only linking the object into the JIT is serialised.
   const auto start = std::chrono::steady_clock::now();
   // Symbol names are unique per process; the kernel's name keeps profiles readable.
   const std::string symbol = fmt::format("graphc_{}_{}", k.name, impl_->next++);
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> m = impl_->build(k, symbol, *ctx);
-  if (auto e = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    throw ir::Error("cpu backend: " + errorText(std::move(e)));
-  auto address = impl_->jit->lookup(symbol);
-  if (!address) throw ir::Error("cpu backend: " + errorText(address.takeError()));
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = impl_->build(k, symbol, ctx);
+  std::unique_ptr<llvm::MemoryBuffer> object = impl_->codegen(*m, llvm::CodeGenFileType::ObjectFile);
   auto compiled = std::make_shared<CompiledKernel>();
-  compiled->address = address->toPtr<void*>();
+  {
+    std::lock_guard lock(impl_->jitMutex);
+    if (auto e = impl_->jit->addObjectFile(std::move(object))) throw ir::Error("cpu backend: " + errorText(std::move(e)));
+    auto address = impl_->jit->lookup(symbol);
+    if (!address) throw ir::Error("cpu backend: " + errorText(address.takeError()));
+    compiled->address = address->toPtr<void*>();
+  }
   compiled->signature = signatureOf(k);
   compiled->compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  impl_->cache.emplace(key, compiled);
+  std::lock_guard lock(impl_->cacheMutex);
+  impl_->cache.emplace(key, compiled);  // if another thread got there first, either copy serves
   return compiled;
 }
 
@@ -160,13 +217,7 @@ std::string Jit::emitLLVM(const ir::kernel::Kernel& k) {
 std::string Jit::emitAsm(const ir::kernel::Kernel& k) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx);
-  llvm::SmallString<0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  if (impl_->machine->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    throw ir::Error("cpu backend: the host target cannot emit assembly");
-  pm.run(*m);
-  return std::string(buffer.str());
+  return std::string(impl_->codegen(*m, llvm::CodeGenFileType::AssemblyFile)->getBuffer());
 }
 
 std::string Jit::targetDescription() const {

@@ -34,7 +34,8 @@ class Jit {
   static Jit& instance();
 
   /// Compiles `k`, or returns the cached kernel with the same IR (then
-  /// fromCache is set and compileSeconds is 0). Thread-safe.
+  /// fromCache is set and compileSeconds is 0). Thread-safe: kernels
+  /// compiled from several threads compile in parallel.
   std::shared_ptr<const CompiledKernel> compile(const ir::kernel::Kernel& k);
 
   /// The optimised LLVM IR / host assembly of `k` (what --emit=llvm and

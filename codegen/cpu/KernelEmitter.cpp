@@ -253,6 +253,7 @@ class Emitter {
   /// then a loop over the row's elements for the per-element stores.
   void emitReductionKernel() {
     const size_t rank = k_.outer.size();
+    planRowScratch();
     loop(begin_, end_, [&](llvm::Value* lin) {
       unravelOuter(lin);
       rowValues_.clear();
@@ -262,8 +263,57 @@ class Emitter {
       for (const Expr* e : order) rowValues_[e] = emitReduce(*e);
       emitStores(false);
       if (std::any_of(k_.stores.begin(), k_.stores.end(), [](const Store& s) { return s.insideReduction; }))
-        nest(k_.reduceSizes, rank, [&] { emitStores(true); });
+        nest(k_.reduceSizes, rank, [&] {
+          // Element values a reduction already computed come from its row scratch.
+          for (auto& [expr, buffer] : rowScratch_) {
+            auto* load = tagged(b_.CreateLoad(computeType(expr->dtype), b_.CreateInBoundsGEP(computeType(expr->dtype), buffer, innerLinear())));
+            scopes_.back()[expr] = load;
+          }
+          emitStores(true);
+        });
     });
+  }
+
+  /// Softmax's exp(x - max) is needed by its sum and again by each output
+  /// element. Rather than compute it twice, the reduction loop keeps each
+  /// element's value in a row buffer on the stack (L1-resident) that the
+  /// per-element loop reads: for a reduction argument that an inside store
+  /// also uses, over a static row of at most 64 KiB.
+  void planRowScratch() {
+    int64_t row = 1;
+    for (const ir::Dim& d : k_.reduceSizes) {
+      if (!d.isStatic()) return;
+      row *= d.size;
+    }
+    if (row == 0 || row * 8 > 64 * 1024) return;
+    std::unordered_set<const Expr*> usedByStores, seen;
+    for (const Store& s : k_.stores)
+      if (s.insideReduction) collectOperands(s.value.get(), usedByStores, seen);
+    std::vector<const Expr*> order;
+    std::unordered_set<const Expr*> seenReduces;
+    for (const Store& s : k_.stores) collectReduces(s.value.get(), order, seenReduces);
+    llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
+    for (const Expr* r : order) {
+      const Expr* arg = r->args[0].get();
+      if (arg->kind != Expr::Kind::Op || !usedByStores.count(arg) || rowScratch_.count(arg)) continue;
+      rowScratch_[arg] = entryBuilder.CreateAlloca(computeType(arg->dtype), c64(row), "row");
+    }
+  }
+
+  /// The expressions a store reads at each element, reductions as leaves.
+  void collectOperands(const Expr* e, std::unordered_set<const Expr*>& out, std::unordered_set<const Expr*>& seen) {
+    if (!seen.insert(e).second) return;
+    out.insert(e);
+    if (e->kind == Expr::Kind::Reduce) return;
+    for (const ExprPtr& a : e->args) collectOperands(a.get(), out, seen);
+  }
+
+  /// The flattened position of the current point within its row.
+  llvm::Value* innerLinear() {
+    llvm::Value* linear = c64(0);
+    for (size_t d = 0; d < k_.reduceSizes.size(); ++d)
+      linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(k_.reduceSizes[d])), vars_[k_.outer.size() + d]);
+    return linear;
   }
 
   void collectReduces(const Expr* e, std::vector<const Expr*>& order, std::unordered_set<const Expr*>& seen) {
@@ -616,6 +666,8 @@ class Emitter {
     b_.CreateStore(init, acc);
     nest(k_.reduceSizes, k_.outer.size(), [&] {
       llvm::Value* v = value(e.args[0]);
+      if (auto it = rowScratch_.find(e.args[0].get()); it != rowScratch_.end())
+        tagged(b_.CreateStore(v, b_.CreateInBoundsGEP(v->getType(), it->second, innerLinear())));
       llvm::Value* a = b_.CreateLoad(accType, acc);
       llvm::Value* next;
       if (isSum && isFloat) {
@@ -657,6 +709,7 @@ class Emitter {
   std::vector<llvm::Value*> vars_;
   std::vector<std::unordered_map<const Expr*, llvm::Value*>> scopes_;
   std::unordered_map<const Expr*, llvm::Value*> rowValues_;
+  std::unordered_map<const Expr*, llvm::Value*> rowScratch_;  // see planRowScratch
 };
 
 }  // namespace
