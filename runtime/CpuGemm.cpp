@@ -7,7 +7,7 @@
 namespace graphc::runtime::cpu {
 
 int64_t gemmTileRows(const GemmProblem& p) {
-  constexpr int64_t kTileBytes = 1024 * 1024;
+  constexpr int64_t kTileBytes = 2 * 1024 * 1024;
   const int64_t rowBytes = std::max<int64_t>(p.n, 1) * ir::dtypeSize(p.dtype);
   return std::clamp<int64_t>(kTileBytes / rowBytes, 16, 512);
 }

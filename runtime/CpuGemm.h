@@ -30,10 +30,13 @@ struct GemmProblem {
 /// n), with `acc` the tile's GEMM result.
 using TileEpilogue = std::function<void(int64_t begin, int64_t end, const void* acc)>;
 
-/// Rows per tile: the tile (rows × n accumulators) is about a core's L2
-/// (1 MiB here), and at least 16 rows so that OpenBLAS's packing of B per
-/// call stays amortised. Measured on P2 (graphc-cpu-bench BM_P2_*, 2 cores):
-/// 256 KiB tiles 1.75× the bare sgemm, 512 KiB 1.18×, 1 MiB 1.01×, 2 MiB 1.34×.
+/// Rows per tile: the tile (rows × n accumulators) is 2 MiB, at most 512
+/// rows and at least 16: big enough that OpenBLAS's packing of B, redone
+/// per call, stays amortised, small enough that each thread's tile is still
+/// in cache (L2, or the shared L3) when the epilogue reads it. Measured on
+/// P2 (graphc-cpu-bench BM_P2_*, 2 cores, medians of 5; the machine is
+/// noisy): 512 KiB tiles 1.18× the bare sgemm, 1 MiB 1.08–1.14×, 2 MiB
+/// 1.06–1.11×.
 int64_t gemmTileRows(const GemmProblem& p);
 
 /// Computes every tile and calls `epilogue` on it. `scratch` holds one tile
