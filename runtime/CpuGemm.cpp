@@ -16,36 +16,49 @@ void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, std::v
                       ThreadPool& pool) {
   const int64_t batch = static_cast<int64_t>(p.aOffsets.size());
   const int64_t rows = gemmTileRows(p);
-  const int64_t tilesPerBatch = (p.m + rows - 1) / rows;
-  const int64_t tiles = batch * tilesPerBatch;
-  if (tiles == 0 || p.n == 0) return;
+  const int64_t rowTilesPerBatch = (p.m + rows - 1) / rows;
+  const int64_t rowTiles = batch * rowTilesPerBatch;
+  if (rowTiles == 0 || p.n == 0) return;
+  // Fewer row tiles than threads (a short or single-row GEMM): split the
+  // columns too, in blocks of at least 64, so every thread has work.
+  int64_t colBlocks = 1;
+  if (rowTiles < pool.size()) colBlocks = std::clamp<int64_t>((pool.size() + rowTiles - 1) / rowTiles, 1, (p.n + 63) / 64);
+  const int64_t blockCols = (p.n + colBlocks - 1) / colBlocks;
   const size_t element = static_cast<size_t>(ir::dtypeSize(p.dtype));
-  const size_t tileBytes = static_cast<size_t>(std::min(rows, p.m) * p.n) * element;
+  const size_t tileBytes = static_cast<size_t>(std::min(rows, p.m) * blockCols) * element;
   if (scratch.size() < static_cast<size_t>(pool.size())) scratch.resize(static_cast<size_t>(pool.size()));
-  // Tiles spread over the pool: each thread's BLAS call runs on its own
-  // core. A single tile instead gets OpenBLAS's own threads.
-  openblas_set_num_threads(tiles >= pool.size() ? 1 : pool.size());
+  // All parallelism is the pool's: OpenBLAS runs single-threaded in each
+  // task (its own threads would oversubscribe the cores, and they spin for
+  // a while after each call, slowing the kernels that follow).
+  openblas_set_num_threads(1);
   const auto lda = static_cast<blasint>(std::max<int64_t>(p.k, 1));
   const auto ldb = static_cast<blasint>(std::max<int64_t>(p.transposeB ? p.k : p.n, 1));
-  const auto ldc = static_cast<blasint>(p.n);
   const CBLAS_TRANSPOSE tb = p.transposeB ? CblasTrans : CblasNoTrans;
-  pool.parallelFor(tiles, 1, [&](int64_t begin, int64_t end, int chunk) {
+  pool.parallelFor(rowTiles * colBlocks, 1, [&](int64_t begin, int64_t end, int chunk) {
     std::vector<std::byte>& tile = scratch[static_cast<size_t>(chunk)];
     if (tile.size() < tileBytes) tile.resize(tileBytes);
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t b = t / tilesPerBatch, row0 = (t % tilesPerBatch) * rows;
-      const int64_t count = std::min(rows, p.m - row0);
-      const auto m = static_cast<blasint>(count), n = static_cast<blasint>(p.n), k = static_cast<blasint>(p.k);
-      const size_t aAt = static_cast<size_t>(p.aOffsets[b] + row0 * p.k), bAt = static_cast<size_t>(p.bOffsets[b]);
+      const int64_t rowTile = t / colBlocks, col0 = (t % colBlocks) * blockCols;
+      const int64_t b = rowTile / rowTilesPerBatch, row0 = (rowTile % rowTilesPerBatch) * rows;
+      const int64_t count = std::min(rows, p.m - row0), cols = std::min(blockCols, p.n - col0);
+      if (cols <= 0) continue;
+      const auto m = static_cast<blasint>(count), n = static_cast<blasint>(cols), k = static_cast<blasint>(p.k);
+      const size_t aAt = static_cast<size_t>(p.aOffsets[b] + row0 * p.k);
+      const size_t bAt = static_cast<size_t>(p.bOffsets[b] + (p.transposeB ? col0 * p.k : col0));
       if (p.dtype == ir::DType::F64) {
         cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, 1.0, static_cast<const double*>(p.a) + aAt, lda,
-                    static_cast<const double*>(p.b) + bAt, ldb, 0.0, reinterpret_cast<double*>(tile.data()), ldc);
+                    static_cast<const double*>(p.b) + bAt, ldb, 0.0, reinterpret_cast<double*>(tile.data()), n);
       } else {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, 1.0f, static_cast<const float*>(p.a) + aAt, lda,
-                    static_cast<const float*>(p.b) + bAt, ldb, 0.0f, reinterpret_cast<float*>(tile.data()), ldc);
+                    static_cast<const float*>(p.b) + bAt, ldb, 0.0f, reinterpret_cast<float*>(tile.data()), n);
       }
-      const int64_t first = (b * p.m + row0) * p.n;
-      epilogue(first, first + count * p.n, tile.data());
+      const int64_t first = (b * p.m + row0) * p.n + col0;
+      if (cols == p.n) {
+        epilogue(first, first + count * p.n, tile.data());
+      } else {  // a column block: the epilogue runs per row, each row's part contiguous in the tile
+        for (int64_t r = 0; r < count; ++r)
+          epilogue(first + r * p.n, first + r * p.n + cols, tile.data() + static_cast<size_t>(r * cols) * element);
+      }
     }
   });
 }

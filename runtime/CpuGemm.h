@@ -2,8 +2,9 @@
 // output in row tiles and the kernel's epilogue (bias, activation,
 // residual: the rest of a matmul_epilogue kernel) runs on each tile right
 // after, while it is still in the core's cache, so no extra pass over the
-// output is made. Tiles are spread over the thread pool, OpenBLAS running
-// single-threaded inside each.
+// output is made. Tiles (row tiles, split into column blocks when there are
+// fewer rows tiles than threads) are spread over the thread pool, OpenBLAS
+// running single-threaded inside each.
 #pragma once
 
 #include <cstddef>

@@ -11,8 +11,9 @@ packages=(
   cmake ninja-build g++ pkg-config python3   # build; python3 runs lit
   libfmt-dev libcli11-dev                    # formatting, command line
   libgtest-dev libgmock-dev                  # unit tests
-  llvm-19-dev llvm-19-tools                  # LLVM 19 (CPU JIT later), FileCheck and lit
-  libopenblas-dev liblapacke-dev             # BLAS/LAPACK (eigh)
+  llvm-19-dev llvm-19-tools                  # LLVM 19: the CPU backend's JIT; FileCheck and lit
+  libopenblas-dev liblapacke-dev             # BLAS/LAPACK (GEMM, eigh)
+  libbenchmark-dev                           # tools/bench (graphc-cpu-bench)
   clang-19 libclang-rt-19-dev                # the libFuzzer target (tests/fuzz)
 )
 missing=()

@@ -168,6 +168,39 @@ TEST(CpuExecutable, CaptureRejectsWrongOrOverlappingOutputs) {
   EXPECT_THROW(exe->replay(), ir::Error);  // nothing captured
 }
 
+// GEMM shapes that take each tiling path: many row tiles, one row tile
+// split into column blocks (per-row epilogue calls), broadcast batches,
+// vector operands, and f16 operands widened to f32.
+TEST(CpuExecutable, GemmTilingPathsMatchReference) {
+  const char* cases[] = {
+      "graph @g(%x: f32[3, 64], %w: f32[300, 64], %b: f32[300]) -> (f32[3, 300]) {\n"
+      "  %h = linear(%x, %w, %b)\n  %y = relu(%h)\n  return %y\n}\n",
+      "graph @g(%x: f32[1100, 16], %w: f32[16, 40], %r: f32[1100, 40]) -> (f32[1100, 40]) {\n"
+      "  %h = matmul(%x, %w)\n  %y = add(%h, %r)\n  return %y\n}\n",
+      "graph @g(%a: f32[2, 1, 5, 7], %b: f32[3, 7, 200]) -> (f32[2, 3, 5, 200]) {\n"
+      "  %h = matmul(%a, %b)\n  %y = tanh(%h)\n  return %y\n}\n",
+      "graph @g(%v: f64[33], %m: f64[33, 130]) -> (f64[130]) {\n  %y = matmul(%v, %m)\n  return %y\n}\n",
+      "graph @g(%m: f64[70, 33], %v: f64[33]) -> (f64[70]) {\n  %y = matmul(%m, %v)\n  return %y\n}\n",
+      "graph @g(%x: f16[4, 32], %w: f16[96, 32], %b: f16[96]) -> (f16[4, 96]) {\n"
+      "  %h = linear(%x, %w, %b)\n  %y = gelu(%h)\n  return %y\n}\n",
+  };
+  for (const char* text : cases) {
+    auto m = optimisedText(text);
+    auto original = testing::parseOk(text);
+    auto exe = codegen::cpu::compileGraph(*m->entry());
+    std::vector<runtime::Tensor> inputs;
+    for (const auto& p : m->entry()->body.params())
+      inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), 11 + static_cast<uint64_t>(p->index())));
+    std::vector<runtime::Tensor> out = poisonedOutputs(*m->entry(), inputs);
+    exe->capture(inputs, out);
+    exe->replay();
+    const runtime::Tensor want = runtime::interpret(*original->entry(), inputs)[0];
+    testing::Tolerance tol = testing::defaultTolerance(want.dtype());
+    if (want.dtype() == ir::DType::F32) tol = {1e-5, 1e-5};  // sgemm accumulates in f32
+    EXPECT_TRUE(testing::allClose(out[0], want, tol)) << text;
+  }
+}
+
 TEST(CpuExecutable, CondRunsTheTakenBranch) {
   const char* text = R"(
 graph @g(%p: bool[], %x: f32[64, 64]) -> (f32[64, 64]) {
