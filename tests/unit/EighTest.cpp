@@ -1,6 +1,8 @@
-// eigh on the reference interpreter, checked sign-invariantly as PyTorch's
-// test_linalg does: ‖AV − VΛ‖, ‖VᵀV − I‖, ascending eigenvalues, and f32
-// eigenvalues against the f64 ones, for batched 3×3 … 64×64.
+// eigh checked sign-invariantly as PyTorch's test_linalg does: ‖AV − VΛ‖,
+// ‖VᵀV − I‖, ascending eigenvalues, and f32 eigenvalues against the f64
+// reference, for batched 2×2 … 64×64, on the reference interpreter, on the
+// cpu backend's two solvers (batched Jacobi, LAPACK in parallel) and on a
+// graph compiled for the cpu backend (which picks a solver by n).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cpu/CpuExecutable.h"
+#include "runtime/CpuEigh.h"
 #include "runtime/Interpreter.h"
 #include "TestUtil.h"
 
@@ -21,21 +25,33 @@ struct EighCase {
   int64_t n;
   DType dtype;
   std::string uplo;
+  std::string solver;  // reference, jacobi, lapack, cpu (a compiled graph)
 };
 
 class Eigh : public ::testing::TestWithParam<EighCase> {};
 
-std::vector<Tensor> runEigh(DType dtype, int64_t batch, int64_t n, const std::string& uplo, const Tensor& a) {
+std::vector<Tensor> runEigh(DType dtype, int64_t batch, int64_t n, const std::string& uplo, const Tensor& a,
+                            const std::string& solver = "reference") {
+  if (solver == "jacobi" || solver == "lapack") {
+    Tensor w(dtype, {batch, n}), v(dtype, {batch, n, n});
+    w.fillBytes(0xff);
+    v.fillBytes(0xff);
+    auto& pool = runtime::ThreadPool::global();
+    if (solver == "jacobi") runtime::cpu::eighJacobi(a, uplo[0], w, v, pool);
+    else runtime::cpu::eighLapack(a, uplo[0], w, v, pool);
+    return {w, v};
+  }
   auto m = testing::parseOk(fmt::format(
       "graph @g(%a: {0}[{1}, {2}, {2}]) -> ({0}[{1}, {2}], {0}[{1}, {2}, {2}]) {{\n"
       "  %w, %v = eigh(%a) {{uplo = \"{3}\"}}\n  return %w, %v\n}}\n",
       ir::dtypeName(dtype), batch, n, uplo));
+  if (solver == "cpu") return codegen::cpu::compileGraph(*m->entry())->run({a});
   return runtime::interpret(*m->entry(), {a});
 }
 
 TEST_P(Eigh, ResidualsOrthogonalityAndOrder) {
-  const auto [n, dtype, uplo] = GetParam();
-  const int64_t batch = 5;
+  const auto [n, dtype, uplo, solver] = GetParam();
+  const int64_t batch = solver == "reference" ? 5 : 37;  // 37: Jacobi's groups of 16 (8) lanes, the last one partial
   std::mt19937 rng(static_cast<unsigned>(n * 7 + (dtype == DType::F32)));
   std::normal_distribution<double> normal;
   Tensor a(dtype, {batch, n, n});
@@ -54,7 +70,7 @@ TEST_P(Eigh, ResidualsOrthogonalityAndOrder) {
         bool read = uplo == "L" ? j <= i : j >= i;
         poisoned.setDouble((b * n + i) * n + j, read ? a.getDouble((b * n + i) * n + j) : 1e6);
       }
-  auto out = runEigh(dtype, batch, n, uplo, poisoned);
+  auto out = runEigh(dtype, batch, n, uplo, poisoned, solver);
   const Tensor& w = out[0];
   const Tensor& v = out[1];
   const double eps = dtype == DType::F32 ? 1.2e-7 : 2.3e-16;
@@ -95,15 +111,35 @@ TEST_P(Eigh, ResidualsOrthogonalityAndOrder) {
 
 std::vector<EighCase> eighCases() {
   std::vector<EighCase> cases;
-  for (int64_t n : {3, 4, 8, 17, 32, 64})
-    for (DType t : {DType::F32, DType::F64})
-      for (const char* uplo : {"L", "U"}) cases.push_back({n, t, uplo});
+  auto add = [&](std::initializer_list<int64_t> sizes, const char* solver) {
+    for (int64_t n : sizes)
+      for (DType t : {DType::F32, DType::F64})
+        for (const char* uplo : {"L", "U"}) cases.push_back({n, t, uplo, solver});
+  };
+  add({3, 4, 8, 17, 32, 64}, "reference");
+  add({2, 3, 5, 8, 13, 16, 24}, "jacobi");
+  add({3, 8, 25, 48}, "lapack");
+  add({6, 24, 25, 40}, "cpu");  // both sides of the crossover
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(Batched, Eigh, ::testing::ValuesIn(eighCases()), [](const auto& info) {
-  return fmt::format("n{}_{}_{}", info.param.n, ir::dtypeName(info.param.dtype), info.param.uplo);
+  return fmt::format("{}_n{}_{}_{}", info.param.solver, info.param.n, ir::dtypeName(info.param.dtype), info.param.uplo);
 });
+
+TEST(EighEdge, JacobiFailureNamesTheBatchIndex) {
+  const int64_t batch = 40, n = 4;
+  Tensor a(DType::F32, {batch, n, n});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < n; ++i) a.setDouble((b * n + i) * n + i, 1.0 + static_cast<double>(i));
+  a.setDouble((21 * n + 2) * n + 1, NAN);  // matrix 21, lower triangle
+  try {
+    runEigh(DType::F32, batch, n, "L", a, "cpu");
+    FAIL() << "expected an error";
+  } catch (const ir::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("did not converge for matrix 21 of the batch"), std::string::npos) << e.what();
+  }
+}
 
 TEST(EighEdge, EmptyBatchAndOneByOne) {
   Tensor empty(DType::F64, {0, 3, 3});
