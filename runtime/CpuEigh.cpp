@@ -60,31 +60,19 @@ template <typename T, int W>
           c[l] = zero ? T(1) : cc;
           s[l] = zero ? T(0) : t * cc;
         }
+        // x, y ← c·x − s·y, s·x + c·y for lane l: one plane rotation.
+        auto rotate = [&](T& x, T& y, int l) {
+          const T x0 = x, y0 = y;
+          x = c[l] * x0 - s[l] * y0;
+          y = s[l] * x0 + c[l] * y0;
+        };
         for (int k = 0; k < n; ++k)  // columns p and q: A·J
-          for (int l = 0; l < W; ++l) {
-            T& kp = a[(k * n + p) * W + l];
-            T& kq = a[(k * n + q) * W + l];
-            const T x = kp, y = kq;
-            kp = c[l] * x - s[l] * y;
-            kq = s[l] * x + c[l] * y;
-          }
+          for (int l = 0; l < W; ++l) rotate(a[(k * n + p) * W + l], a[(k * n + q) * W + l], l);
         for (int k = 0; k < n; ++k)  // rows p and q: Jᵀ·(A·J)
-          for (int l = 0; l < W; ++l) {
-            T& pk = a[(p * n + k) * W + l];
-            T& qk = a[(q * n + k) * W + l];
-            const T x = pk, y = qk;
-            pk = c[l] * x - s[l] * y;
-            qk = s[l] * x + c[l] * y;
-          }
+          for (int l = 0; l < W; ++l) rotate(a[(p * n + k) * W + l], a[(q * n + k) * W + l], l);
         for (int l = 0; l < W; ++l) a[(p * n + q) * W + l] = a[(q * n + p) * W + l] = T(0);
         for (int k = 0; k < n; ++k)  // V·J
-          for (int l = 0; l < W; ++l) {
-            T& kp = v[(k * n + p) * W + l];
-            T& kq = v[(k * n + q) * W + l];
-            const T x = kp, y = kq;
-            kp = c[l] * x - s[l] * y;
-            kq = s[l] * x + c[l] * y;
-          }
+          for (int l = 0; l < W; ++l) rotate(v[(k * n + p) * W + l], v[(k * n + q) * W + l], l);
       }
   }
   return converged;

@@ -140,6 +140,29 @@ class Emitter {
 
   // ---- loops ---------------------------------------------------------------
 
+  /// for (iv = from; iv < to; iv = body(iv)): the body returns the next
+  /// value of iv. Returns the latch branch (where loop metadata goes).
+  llvm::BranchInst* whileLess(llvm::Value* from, llvm::Value* to, const std::function<llvm::Value*(llvm::Value*)>& body,
+                              const char* name) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, name, fn_);
+    llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(ctx_, std::string(name) + ".body", fn_);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, std::string(name) + ".exit", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* iv = b_.CreatePHI(i64(), 2, name);
+    iv->addIncoming(from, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(iv, to), bodyBlock, exit);
+    b_.SetInsertPoint(bodyBlock);
+    scopes_.emplace_back();
+    llvm::Value* next = body(iv);
+    scopes_.pop_back();
+    iv->addIncoming(next, b_.GetInsertBlock());
+    llvm::BranchInst* latch = b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+    return latch;
+  }
+
   /// for (iv = from; iv < to; ++iv) body(iv). An innermost loop is marked
   /// parallel (llvm.loop.parallel_accesses): its iterations touch distinct
   /// elements of every buffer (the plan's buffers are disjoint, or, for an
@@ -148,29 +171,16 @@ class Emitter {
   /// alias checks, which in-place kernels would fail.
   void loop(llvm::Value* from, llvm::Value* to, const std::function<void(llvm::Value*)>& body) {
     const int loopsBefore = ++loopsMade_;
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
-    llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(ctx_, "body", fn_);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    llvm::PHINode* iv = b_.CreatePHI(i64(), 2, "i");
-    iv->addIncoming(from, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(iv, to), bodyBlock, exit);
-    b_.SetInsertPoint(bodyBlock);
-    scopes_.emplace_back();
-    body(iv);
-    scopes_.pop_back();
-    llvm::Value* next = b_.CreateNSWAdd(iv, c64(1));
-    iv->addIncoming(next, b_.GetInsertBlock());
-    llvm::BranchInst* latch = b_.CreateBr(header);
+    llvm::BranchInst* latch = whileLess(from, to, [&](llvm::Value* iv) {
+      body(iv);
+      return b_.CreateNSWAdd(iv, c64(1));
+    }, "i");
     if (loopsMade_ == loopsBefore) {  // no loop inside: innermost
       llvm::MDNode* parallel = llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), accessGroup_});
       llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, parallel});
       id->replaceOperandWith(0, id);
       latch->setMetadata(llvm::LLVMContext::MD_loop, id);
     }
-    b_.SetInsertPoint(exit);
   }
 
   /// Tags a buffer access as one of the kernel's parallel accesses.
@@ -224,28 +234,18 @@ class Emitter {
       return;
     }
     llvm::Value* last = dim(k_.outer.back());
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "run", fn_);
-    llvm::BasicBlock* runBody = llvm::BasicBlock::Create(ctx_, "run.body", fn_);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "run.exit", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    llvm::PHINode* lin = b_.CreatePHI(i64(), 2, "lin");
-    lin->addIncoming(begin_, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(lin, end_), runBody, exit);
-    b_.SetInsertPoint(runBody);
-    unravelOuter(lin);
-    llvm::Value* first = vars_[rank - 1];
-    llvm::Value* runStart = b_.CreateNSWSub(lin, first);
-    llvm::Value* runEnd = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end_, b_.CreateNSWAdd(runStart, last));
-    loop(first, b_.CreateNSWSub(runEnd, runStart), [&](llvm::Value* j) {
-      vars_[rank - 1] = j;
-      linear_ = b_.CreateNSWAdd(runStart, j);
-      emitStores(false);
-    });
-    lin->addIncoming(runEnd, b_.GetInsertBlock());
-    b_.CreateBr(header);
-    b_.SetInsertPoint(exit);
+    whileLess(begin_, end_, [&](llvm::Value* lin) {
+      unravelOuter(lin);
+      llvm::Value* first = vars_[rank - 1];
+      llvm::Value* runStart = b_.CreateNSWSub(lin, first);
+      llvm::Value* runEnd = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end_, b_.CreateNSWAdd(runStart, last));
+      loop(first, b_.CreateNSWSub(runEnd, runStart), [&](llvm::Value* j) {
+        vars_[rank - 1] = j;
+        linear_ = b_.CreateNSWAdd(runStart, j);
+        emitStores(false);
+      });
+      return runEnd;
+    }, "run");
   }
 
   /// Row reductions: for each outer point of [begin, end), the row values

@@ -338,12 +338,8 @@ TEST_P(CpuProjectGraph, MatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ExamplesAndLit, CpuProjectGraph, ::testing::ValuesIn(projectGraphs()), [](const auto& info) {
-  std::string name = info.param;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(ExamplesAndLit, CpuProjectGraph, ::testing::ValuesIn(projectGraphs()),
+                         [](const auto& info) { return testing::paramName(info.param); });
 
 }  // namespace
 }  // namespace graphc

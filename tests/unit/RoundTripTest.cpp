@@ -11,6 +11,7 @@
 #include "frontend/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
+#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -83,12 +84,8 @@ TEST_P(RoundTrip, PrintParsePrintIsAFixedPoint) {
 
 }
 
-INSTANTIATE_TEST_SUITE_P(AllGraphFiles, RoundTrip, ::testing::ValuesIn(graphFiles()), [](const auto& info) {
-  std::string name = info.param;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(AllGraphFiles, RoundTrip, ::testing::ValuesIn(graphFiles()),
+                         [](const auto& info) { return testing::paramName(info.param); });
 
 }  // namespace
 }  // namespace graphc

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -81,6 +82,13 @@ inline ::testing::AssertionResult allClose(const runtime::Tensor& actual, const 
                                        << " elements differ; greatest difference " << worst << "; first at " << first
                                        << ": " << actual.getDouble(first) << " vs expected "
                                        << expected.getDouble(first);
+}
+
+/// A test parameter (a path) as a gtest name: non-alphanumerics become '_'.
+inline std::string paramName(std::string name) {
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
 }
 
 }  // namespace graphc::testing
