@@ -1,5 +1,7 @@
 #include "ir/MemoryPlan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace graphc::ir {
@@ -28,6 +30,20 @@ bool Bytes::isZero() const {
   for (const auto& [key, c] : terms)
     if (c) return false;
   return true;
+}
+
+int64_t Bytes::evaluate(const std::map<std::string, int64_t>& symbols) const {
+  int64_t total = 0;
+  for (const auto& [key, coefficient] : terms) {
+    int64_t term = coefficient;
+    for (size_t start = 0; start < key.size();) {  // key: "B*S"
+      size_t star = std::min(key.find('*', start), key.size());
+      term *= symbols.at(key.substr(start, star - start));
+      start = star + 1;
+    }
+    total += term;
+  }
+  return total;
 }
 
 std::string Bytes::str() const {

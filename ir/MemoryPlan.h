@@ -21,6 +21,8 @@ struct Bytes {
   /// coefficient at most the other's; symbols are non-negative).
   bool fitsIn(const Bytes& other) const;
   bool isZero() const;
+  /// The byte count for these values of the symbols (each must be bound).
+  int64_t evaluate(const std::map<std::string, int64_t>& symbols) const;
   std::string str() const;
   bool operator==(const Bytes&) const = default;
 };

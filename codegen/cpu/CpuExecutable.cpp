@@ -51,24 +51,7 @@ struct StepPlan {
 struct RegionPlan {
   std::vector<SlotPlan> slots;
   std::vector<StepPlan> steps;
-  std::vector<int> params, results;  // results: the Output slots, in order
 };
-
-int64_t evaluate(const ir::Bytes& b, const ir::SymbolBindings& sizes) {
-  int64_t total = 0;
-  for (const auto& [key, coefficient] : b.terms) {
-    int64_t term = coefficient;
-    size_t start = 0;
-    while (start < key.size()) {
-      size_t star = key.find('*', start);
-      if (star == std::string::npos) star = key.size();
-      term *= sizes.at(key.substr(start, star - start));
-      start = star + 1;
-    }
-    total += term;
-  }
-  return total;
-}
 
 int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
   int64_t n = 1;
@@ -120,9 +103,7 @@ class Planner {
       return static_cast<int>(out->slots.size()) - 1;
     };
     for (size_t k = 0; k < r.params().size(); ++k) {
-      SlotPlan s{SlotPlan::Where::Param, r.param(k)->type, static_cast<int>(k), {}, {}};
-      slotOf[r.param(k)] = newSlot(s);
-      out->params.push_back(slotOf[r.param(k)]);
+      slotOf[r.param(k)] = newSlot(SlotPlan{SlotPlan::Where::Param, r.param(k)->type, static_cast<int>(k), {}, {}});
     }
     // A returned value computed here is written straight into its output;
     // a parameter, a constant or a value returned twice is copied there.
@@ -150,18 +131,10 @@ class Planner {
       StepPlan step = planNode(*n, slotOf);
       if (step.kind == StepPlan::Kind::Host && (n->op == ir::OpId::Constant || n->op == ir::OpId::Full) &&
           n->result()->type.isStatic()) {
-        // Constants are computed once, here.
+        // Constants are computed once, here (a returned one is copied out below).
         SlotPlan& s = out->slots[static_cast<size_t>(slotOf[n->result()])];
-        Tensor value = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
-        if (s.where == SlotPlan::Where::Output) {
-          step.kind = StepPlan::Kind::Copy;
-          int c = newSlot(SlotPlan{SlotPlan::Where::Constant, s.type, 0, {}, value});
-          step.inputs = {c};
-          out->steps.push_back(std::move(step));
-        } else {
-          s.where = SlotPlan::Where::Constant;
-          s.constant = value;
-        }
+        s.where = SlotPlan::Where::Constant;
+        s.constant = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
         continue;
       }
       out->steps.push_back(std::move(step));
@@ -169,17 +142,13 @@ class Planner {
     for (size_t k = 0; k < r.returns.size(); ++k) {
       const ir::Value* v = r.returns[k];
       auto it = directOutput.find(v);
-      if (it != directOutput.end() && it->second == static_cast<int>(k)) {
-        out->results.push_back(slotOf.at(v));
-        continue;
-      }
+      if (it != directOutput.end() && it->second == static_cast<int>(k)) continue;
       int o = newSlot(SlotPlan{SlotPlan::Where::Output, v->type, static_cast<int>(k), {}, {}});
       StepPlan copy;
       copy.kind = StepPlan::Kind::Copy;
       copy.inputs = {slotOf.at(v)};
       copy.outputs = {o};
       out->steps.push_back(std::move(copy));
-      out->results.push_back(o);
     }
     return out;
   }
@@ -255,7 +224,7 @@ class Binder {
         case SlotPlan::Where::Output: out->tensors.push_back(results[static_cast<size_t>(s.index)]); break;
         case SlotPlan::Where::Constant: out->tensors.push_back(s.constant); break;
         case SlotPlan::Where::Arena:
-          out->tensors.push_back(Tensor::wrap(s.type.dtype, shape, arena + evaluate(s.offset, sizes_)));
+          out->tensors.push_back(Tensor::wrap(s.type.dtype, shape, arena + s.offset.evaluate(sizes_)));
           break;
         case SlotPlan::Where::Owned: out->tensors.emplace_back(s.type.dtype, shape); break;
       }
@@ -458,7 +427,7 @@ class CpuExecutable final : public runtime::Executable {
 
   Call bind(const ir::SymbolBindings& sizes, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
     Call call;
-    const int64_t bytes = graph_.memoryPlan ? evaluate(graph_.memoryPlan->peak, sizes) : 0;
+    const int64_t bytes = graph_.memoryPlan ? graph_.memoryPlan->peak.evaluate(sizes) : 0;
     call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64 + 64))));
     if (!call.arena) throw ir::Error(fmt::format("cannot allocate the {}-byte arena", bytes));
     call.region = Binder(sizes).bind(*plan_, inputs, outputs, call.arena.get());
