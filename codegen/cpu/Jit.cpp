@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <list>
 #include <optional>
 #include <mutex>
 #include <unordered_map>
@@ -28,6 +29,19 @@ namespace graphc::codegen::cpu {
 namespace {
 
 std::string errorText(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+}  // namespace
+
+/// One kernel's machine code in the JIT: removed (its memory unmapped) when
+/// the last CompiledKernel referring to it goes. It keeps the JIT alive, so
+/// an Executable outliving Jit::instance() at exit is still safe.
+struct KernelCode {
+  std::shared_ptr<Jit::Impl> owner;
+  llvm::orc::ResourceTrackerSP tracker;
+  ~KernelCode();
+};
+
+namespace {
 
 /// libmvec variants LLVM 19's LIBMVEC_X86 table lacks (glibc ≥ 2.35 has
 /// them): gelu needs erf, gelu(tanh) and tanh need tanh.
@@ -76,8 +90,24 @@ struct Jit::Impl {
   std::unique_ptr<llvm::TargetMachine> machine;  // for queries; each compiling thread has its own
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::mutex cacheMutex, jitMutex;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> cache;
+  /// The most recently used kernels, kept compiled; the least recently used
+  /// beyond kCacheCapacity are dropped from the cache (and their code freed
+  /// once no Executable holds them), so a process that compiles graph after
+  /// graph does not grow without bound (each object costs memory mappings).
+  static constexpr size_t kCacheCapacity = 2048;
+  std::list<std::string> recency;  // most recent first
+  std::unordered_map<std::string, std::pair<std::shared_ptr<const CompiledKernel>, std::list<std::string>::iterator>> cache;
   std::atomic<int> next = 0;
+
+  void remember(const std::string& key, std::shared_ptr<const CompiledKernel> k) {
+    if (cache.count(key)) return;  // another thread compiled it meanwhile: either copy serves
+    recency.push_front(key);
+    cache.emplace(key, std::make_pair(std::move(k), recency.begin()));
+    if (cache.size() > kCacheCapacity) {
+      cache.erase(recency.back());
+      recency.pop_back();
+    }
+  }
 
   /// TargetMachines are not thread-safe: one per compiling thread.
   llvm::TargetMachine& threadMachine() {
@@ -162,7 +192,12 @@ struct Jit::Impl {
   }
 };
 
-Jit::Jit() : impl_(std::make_unique<Impl>()) {}
+KernelCode::~KernelCode() {
+  std::lock_guard lock(owner->jitMutex);
+  llvm::consumeError(tracker->remove());
+}
+
+Jit::Jit() : impl_(std::make_shared<Impl>()) {}
 Jit::~Jit() = default;
 
 Jit& Jit::instance() {
@@ -175,7 +210,8 @@ std::shared_ptr<const CompiledKernel> Jit::compile(const ir::kernel::Kernel& k) 
   {
     std::lock_guard lock(impl_->cacheMutex);
     if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
-      auto hit = std::make_shared<CompiledKernel>(*it->second);
+      impl_->recency.splice(impl_->recency.begin(), impl_->recency, it->second.second);
+      auto hit = std::make_shared<CompiledKernel>(*it->second.first);
       hit->fromCache = true;
       hit->compileSeconds = 0;
       return hit;
@@ -193,15 +229,18 @@ std::shared_ptr<const CompiledKernel> Jit::compile(const ir::kernel::Kernel& k) 
   auto compiled = std::make_shared<CompiledKernel>();
   {
     std::lock_guard lock(impl_->jitMutex);
-    if (auto e = impl_->jit->addObjectFile(std::move(object))) throw ir::Error("cpu backend: " + errorText(std::move(e)));
+    auto code = std::shared_ptr<KernelCode>(new KernelCode{impl_, impl_->jit->getMainJITDylib().createResourceTracker()});
+    if (auto e = impl_->jit->addObjectFile(code->tracker, std::move(object)))
+      throw ir::Error("cpu backend: " + errorText(std::move(e)));
     auto address = impl_->jit->lookup(symbol);
     if (!address) throw ir::Error("cpu backend: " + errorText(address.takeError()));
     compiled->address = address->toPtr<void*>();
+    compiled->code = std::move(code);
   }
   compiled->signature = signatureOf(k);
   compiled->compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::lock_guard lock(impl_->cacheMutex);
-  impl_->cache.emplace(key, compiled);  // if another thread got there first, either copy serves
+  impl_->remember(key, compiled);
   return compiled;
 }
 

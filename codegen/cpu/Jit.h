@@ -2,7 +2,9 @@
 // O3 pipeline for the host CPU, with glibc's libmvec as the vector math
 // library → machine code through one process-wide ORC LLJIT. Kernels are
 // cached in memory by their kernel IR text (the name left out), so a kernel
-// that two graphs, or two compiles of one graph, share is compiled once.
+// that two graphs, or two compiles of one graph, share is compiled once;
+// the cache keeps the 2048 most recently used, and a kernel's code is freed
+// when neither the cache nor an Executable refers to it.
 #pragma once
 
 #include <memory>
@@ -19,6 +21,7 @@ struct CompiledKernel {
   using EpilogueFn = void (*)(void* const* buffers, const int64_t* sizes, int64_t begin, int64_t end, const void* acc);
 
   void* address = nullptr;
+  std::shared_ptr<const void> code;  // keeps the machine code mapped
   KernelSignature signature;
   double compileSeconds = 0;  // emit + optimise + JIT; 0 for a cache hit
   bool fromCache = false;
@@ -27,8 +30,11 @@ struct CompiledKernel {
   EpilogueFn epilogue() const { return reinterpret_cast<EpilogueFn>(address); }
 };
 
+struct KernelCode;
+
 class Jit {
  public:
+  struct Impl;
   /// The process's JIT (created on first use; throws ir::Error if LLVM
   /// cannot target the host).
   static Jit& instance();
@@ -50,8 +56,7 @@ class Jit {
 
  private:
   Jit();
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared with each kernel's code (KernelCode)
 };
 
 }  // namespace graphc::codegen::cpu
