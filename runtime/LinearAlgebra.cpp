@@ -22,11 +22,10 @@ void gemmBlock(const Tensor& a, int64_t aOff, const Tensor& b, int64_t bOff, Ten
 }
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> sa = a.shape(), sb = b.shape();
+MatmulLayout matmulLayout(std::vector<int64_t> sa, std::vector<int64_t> sb) {
   if (sa.size() == 1) sa.insert(sa.begin(), 1);
   if (sb.size() == 1) sb.push_back(1);
-  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  MatmulLayout l{sa[sa.size() - 2], sa.back(), sb.back(), {}, {}};
   std::vector<int64_t> batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
   const size_t rank = std::max(batchA.size(), batchB.size());
   std::vector<int64_t> batch(rank);
@@ -35,10 +34,18 @@ Tensor matmul(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shap
     int64_t db = i < rank - batchB.size() ? 1 : batchB[i - (rank - batchB.size())];
     batch[i] = da == 1 ? db : da;
   }
-  std::vector<int64_t> mapA = broadcastIndices(batch, batchA), mapB = broadcastIndices(batch, batchB);
+  l.aOffsets = broadcastIndices(batch, batchA);
+  l.bOffsets = broadcastIndices(batch, batchB);
+  for (int64_t& o : l.aOffsets) o *= l.m * l.k;
+  for (int64_t& o : l.bOffsets) o *= l.k * l.n;
+  return l;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape) {
+  const MatmulLayout l = matmulLayout(a.shape(), b.shape());
   Tensor out(a.dtype(), shape);
-  for (size_t bi = 0; bi < mapA.size(); ++bi)
-    gemmBlock(a, mapA[bi] * m * k, b, mapB[bi] * k * n, out, static_cast<int64_t>(bi) * m * n, m, k, n);
+  for (size_t bi = 0; bi < l.aOffsets.size(); ++bi)
+    gemmBlock(a, l.aOffsets[bi], b, l.bOffsets[bi], out, static_cast<int64_t>(bi) * l.m * l.n, l.m, l.k, l.n);
   return out;
 }
 

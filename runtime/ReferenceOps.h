@@ -48,6 +48,15 @@ Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const s
 Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>& shape);
 Tensor softmax(const ir::Node& n, const Tensor& x);
 Tensor layerNorm(const ir::Node& n, const std::vector<Tensor>& operands);
+/// torch.matmul's view of its operands: a vector is a 1-row (a) or
+/// 1-column (b) matrix, batch dims broadcast; per batch index of the result,
+/// the element offset of its A and B matrices (shared with the cpu GEMM).
+struct MatmulLayout {
+  int64_t m, k, n;
+  std::vector<int64_t> aOffsets, bOffsets;
+};
+MatmulLayout matmulLayout(std::vector<int64_t> aShape, std::vector<int64_t> bShape);
+
 Tensor matmul(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape);
 Tensor linear(const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 std::vector<Tensor> eigh(const ir::Node& n, const Tensor& a);

@@ -274,20 +274,11 @@ class Binder {
       p.aOffsets = {0};
       p.bOffsets = {0};
     } else {  // matmul with broadcast batch dims; vectors as 1-row / 1-column matrices
-      std::vector<int64_t> sa = a.shape(), sb = w.shape();
-      const bool aMatrix = sa.size() > 1, bMatrix = sb.size() > 1;
-      if (!aMatrix) sa.insert(sa.begin(), 1);
-      if (!bMatrix) sb.push_back(1);
-      p.m = sa[sa.size() - 2];
-      p.n = sb.back();
-      const auto outer = runtime::concreteShape(ir::substitute(ir::TensorType{t, k.outer}, sizes_));
-      const size_t batchRank = outer.size() - aMatrix - bMatrix;
-      std::vector<int64_t> batch(outer.begin(), outer.begin() + static_cast<std::ptrdiff_t>(batchRank));
-      std::vector<int64_t> batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
-      p.aOffsets = runtime::reference::broadcastIndices(batch, batchA);
-      p.bOffsets = runtime::reference::broadcastIndices(batch, batchB);
-      for (int64_t& o : p.aOffsets) o *= p.m * p.k;
-      for (int64_t& o : p.bOffsets) o *= p.k * p.n;
+      runtime::reference::MatmulLayout l = runtime::reference::matmulLayout(a.shape(), w.shape());
+      p.m = l.m;
+      p.n = l.n;
+      p.aOffsets = std::move(l.aOffsets);
+      p.bOffsets = std::move(l.bOffsets);
     }
     p.a = a.data();
     p.b = w.data();
