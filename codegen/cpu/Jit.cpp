@@ -87,7 +87,6 @@ std::string cacheKey(const ir::kernel::Kernel& k) {
 
 struct Jit::Impl {
   std::optional<llvm::orc::JITTargetMachineBuilder> builder;
-  std::unique_ptr<llvm::TargetMachine> machine;  // for queries; each compiling thread has its own
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::mutex cacheMutex, jitMutex;
   /// The most recently used kernels, kept compiled; the least recently used
@@ -131,9 +130,7 @@ struct Jit::Impl {
     if (!builder) throw ir::Error("cpu backend: " + errorText(builder.takeError()));
     builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     this->builder = *builder;
-    auto tm = builder->createTargetMachine();
-    if (!tm) throw ir::Error("cpu backend: " + errorText(tm.takeError()));
-    machine = std::move(*tm);
+    threadMachine();  // fails here, once, if LLVM cannot target the host
     auto created = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
     if (!created) throw ir::Error("cpu backend: " + errorText(created.takeError()));
     jit = std::move(*created);
@@ -259,8 +256,5 @@ std::string Jit::emitAsm(const ir::kernel::Kernel& k) {
   return std::string(impl_->codegen(*m, llvm::CodeGenFileType::AssemblyFile)->getBuffer());
 }
 
-std::string Jit::targetDescription() const {
-  return fmt::format("{} ({})", impl_->machine->getTargetTriple().str(), impl_->machine->getTargetCPU().str());
-}
 
 }  // namespace graphc::codegen::cpu

@@ -49,9 +49,6 @@ class Jit {
   std::string emitLLVM(const ir::kernel::Kernel& k);
   std::string emitAsm(const ir::kernel::Kernel& k);
 
-  /// The host CPU and its features, as LLVM names them.
-  std::string targetDescription() const;
-
   ~Jit();
 
  private:

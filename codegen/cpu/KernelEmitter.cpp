@@ -253,13 +253,13 @@ class Emitter {
   /// then a loop over the row's elements for the per-element stores.
   void emitReductionKernel() {
     const size_t rank = k_.outer.size();
-    planRowScratch();
+    std::vector<const Expr*> order;  // the Reduce expressions, dependencies first
+    std::unordered_set<const Expr*> seen;
+    for (const Store& s : k_.stores) collectReduces(s.value.get(), order, seen);
+    planRowScratch(order);
     loop(begin_, end_, [&](llvm::Value* lin) {
       unravelOuter(lin);
       rowValues_.clear();
-      std::vector<const Expr*> order;
-      std::unordered_set<const Expr*> seen;
-      for (const Store& s : k_.stores) collectReduces(s.value.get(), order, seen);
       for (const Expr* e : order) rowValues_[e] = emitReduce(*e);
       emitStores(false);
       if (std::any_of(k_.stores.begin(), k_.stores.end(), [](const Store& s) { return s.insideReduction; }))
@@ -279,7 +279,7 @@ class Emitter {
   /// element's value in a row buffer on the stack (L1-resident) that the
   /// per-element loop reads: for a reduction argument that an inside store
   /// also uses, over a static row of at most 64 KiB.
-  void planRowScratch() {
+  void planRowScratch(const std::vector<const Expr*>& reduces) {
     int64_t row = 1;
     for (const ir::Dim& d : k_.reduceSizes) {
       if (!d.isStatic()) return;
@@ -289,11 +289,8 @@ class Emitter {
     std::unordered_set<const Expr*> usedByStores, seen;
     for (const Store& s : k_.stores)
       if (s.insideReduction) collectOperands(s.value.get(), usedByStores, seen);
-    std::vector<const Expr*> order;
-    std::unordered_set<const Expr*> seenReduces;
-    for (const Store& s : k_.stores) collectReduces(s.value.get(), order, seenReduces);
     llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
-    for (const Expr* r : order) {
+    for (const Expr* r : reduces) {
       const Expr* arg = r->args[0].get();
       if (arg->kind != Expr::Kind::Op || !usedByStores.count(arg) || rowScratch_.count(arg)) continue;
       rowScratch_[arg] = entryBuilder.CreateAlloca(computeType(arg->dtype), c64(row), "row");
