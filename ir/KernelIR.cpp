@@ -9,7 +9,9 @@
 #include "ir/KernelIR.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -554,6 +556,43 @@ std::vector<const Node*> fusedOps(const Region& r) {
       for (const Node* f : fusedOps(*inner)) out.push_back(f);
   }
   return out;
+}
+
+namespace {
+
+void collectSymbols(const IndexPtr& e, std::set<std::string>& out) {
+  if (!e) return;
+  if (e->kind == Index::Kind::Sym) out.insert(e->symbol);
+  collectSymbols(e->lhs, out);
+  collectSymbols(e->rhs, out);
+}
+
+void collectSymbols(const ExprPtr& e, std::set<std::string>& out, std::unordered_set<const Expr*>& seen) {
+  if (!seen.insert(e.get()).second) return;
+  for (const IndexPtr& i : e->index) collectSymbols(i, out);
+  for (const ExprPtr& a : e->args) collectSymbols(a, out, seen);
+}
+
+void collectSymbols(const Shape& s, std::set<std::string>& out) {
+  for (const Dim& d : s)
+    if (!d.isStatic()) out.insert(d.symbol);
+}
+
+}  // namespace
+
+std::vector<std::string> symbolsOf(const Kernel& k) {
+  std::set<std::string> symbols;
+  for (const Buffer& b : k.inputs) collectSymbols(b.type.shape, symbols);
+  for (const Buffer& b : k.outputs) collectSymbols(b.type.shape, symbols);
+  collectSymbols(k.outer, symbols);
+  collectSymbols(k.reduceSizes, symbols);
+  if (k.gemm) collectSymbols(k.gemm->k, symbols);
+  std::unordered_set<const Expr*> seen;
+  for (const Store& s : k.stores) {
+    for (const IndexPtr& i : s.index) collectSymbols(i, symbols);
+    collectSymbols(s.value, symbols, seen);
+  }
+  return {symbols.begin(), symbols.end()};
 }
 
 Kernel lower(const Node& fused) {

@@ -98,6 +98,9 @@ struct Kernel {
 /// program order.
 std::vector<const Node*> fusedOps(const Region& r);
 
+/// The symbolic sizes a kernel reads (its buffers, loops and indices), sorted.
+std::vector<std::string> symbolsOf(const Kernel& k);
+
 /// Lowers one fused op; throws ir::Error for a body the lowering cannot
 /// express (which the fuse pass does not produce).
 Kernel lower(const Node& fused);

@@ -20,41 +20,7 @@ using namespace ir::kernel;
 using ir::DType;
 using ir::OpId;
 
-namespace {
-
-void collectSymbols(const IndexPtr& e, std::set<std::string>& out) {
-  if (!e) return;
-  if (e->kind == Index::Kind::Sym) out.insert(e->symbol);
-  collectSymbols(e->lhs, out);
-  collectSymbols(e->rhs, out);
-}
-
-void collectSymbols(const ExprPtr& e, std::set<std::string>& out, std::unordered_set<const Expr*>& seen) {
-  if (!seen.insert(e.get()).second) return;
-  for (const IndexPtr& i : e->index) collectSymbols(i, out);
-  for (const ExprPtr& a : e->args) collectSymbols(a, out, seen);
-}
-
-void collectSymbols(const ir::Shape& s, std::set<std::string>& out) {
-  for (const ir::Dim& d : s)
-    if (!d.isStatic()) out.insert(d.symbol);
-}
-
-}  // namespace
-
-KernelSignature signatureOf(const Kernel& k) {
-  std::set<std::string> symbols;
-  for (const Buffer& b : k.inputs) collectSymbols(b.type.shape, symbols);
-  for (const Buffer& b : k.outputs) collectSymbols(b.type.shape, symbols);
-  collectSymbols(k.outer, symbols);
-  collectSymbols(k.reduceSizes, symbols);
-  std::unordered_set<const Expr*> seen;
-  for (const Store& s : k.stores) {
-    for (const IndexPtr& i : s.index) collectSymbols(i, symbols);
-    collectSymbols(s.value, symbols, seen);
-  }
-  return {{symbols.begin(), symbols.end()}};
-}
+KernelSignature signatureOf(const Kernel& k) { return {symbolsOf(k)}; }
 
 namespace {
 

@@ -18,6 +18,7 @@
 #include "runtime/Npy.h"
 #include "runtime/Random.h"
 #include "GoldenCases.h"
+#include "ProjectGraphs.h"
 #include "TestUtil.h"
 
 namespace graphc {
@@ -236,71 +237,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The text of each `// -----` chunk of a file (the whole file if none).
-std::vector<std::string> chunksOf(const fs::path& path) {
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> chunks;
-  size_t start = 0;
-  while (true) {
-    size_t cut = text.find("// -----", start);
-    chunks.push_back(text.substr(start, cut == std::string::npos ? std::string::npos : cut - start));
-    if (cut == std::string::npos) break;
-    start = cut + 8;
-  }
-  return chunks;
-}
-
-/// Whether an eigh's eigenvectors feed another op: their signs are free
-/// (LAPACK and the Jacobi solver pick differently, as torch's backends do),
-/// so what is computed from them cannot be compared element by element.
-bool computesOnEigenvectors(const ir::Region& r) {
-  for (const auto& n : r.nodes()) {
-    for (const ir::Value* v : n->operands)
-      if (v->definingNode() && v->definingNode()->op == ir::OpId::Eigh && v->index() == 1) return true;
-    for (const auto& region : n->regions())
-      if (computesOnEigenvectors(*region)) return true;
-  }
-  return false;
-}
-
-/// Every runnable graph of the project: each chunk of the examples and the
-/// lit inputs that parses and holds no expected error, as "path#chunk".
-std::vector<std::string> projectGraphs() {
-  std::vector<std::string> out;
-  const fs::path root(GRAPHC_SOURCE_DIR);
-  for (const char* dir : {"examples", "tests/lit/run", "tests/lit/passes", "tests/lit/opt", "tests/lit/parse", "tests/lit/cpu"})
-    for (const auto& e : fs::directory_iterator(root / dir)) {
-      if (e.path().extension() != ".graph") continue;
-      const std::vector<std::string> chunks = chunksOf(e.path());
-      for (size_t c = 0; c < chunks.size(); ++c) {
-        // Files of expected errors test the rejection, not numbers.
-        if (chunks[c].find("expected-error") != std::string::npos || chunks[0].find("RUN: not ") != std::string::npos) continue;
-        ir::DiagnosticEngine diags;
-        auto m = frontend::parseString(chunks[c], diags, "chunk.graph");
-        if (!m || !m->entry() || computesOnEigenvectors(m->entry()->body)) continue;
-        out.push_back(fmt::format("{}#{}", fs::relative(e.path(), root).string(), c));
-      }
-    }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-bool hasGemm(const ir::Region& r) {
-  for (const auto& n : r.nodes()) {
-    if (n->op == ir::OpId::Matmul || n->op == ir::OpId::Linear) return true;
-    for (const auto& region : n->regions())
-      if (hasGemm(*region)) return true;
-  }
-  return false;
-}
 
 class CpuProjectGraph : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CpuProjectGraph, MatchesReference) {
   const std::string param = GetParam();
   const size_t hash = param.rfind('#');
-  const std::string chunk = chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))];
+  const std::string chunk = testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))];
   auto original = testing::parseOk(chunk);
   auto m = optimisedText(chunk);
   ASSERT_TRUE(original && m);
@@ -329,7 +272,7 @@ TEST_P(CpuProjectGraph, MatchesReference) {
     // past torch's elementwise f32 tolerance where its sums cancel
     // (memory-plan.graph's six: 1.1e-5 relative), so the absolute part
     // scales with the output's magnitude.
-    if (want[k].dtype() == ir::DType::F32 && hasGemm(original->entry()->body)) {
+    if (want[k].dtype() == ir::DType::F32 && testing::hasGemm(original->entry()->body)) {
       double largest = 0;
       for (int64_t i = 0; i < want[k].numel(); ++i) largest = std::max(largest, std::fabs(want[k].getDouble(i)));
       tol = {1e-5, 1e-5 * std::max(largest, 1.0)};
@@ -338,7 +281,7 @@ TEST_P(CpuProjectGraph, MatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ExamplesAndLit, CpuProjectGraph, ::testing::ValuesIn(projectGraphs()),
+INSTANTIATE_TEST_SUITE_P(ExamplesAndLit, CpuProjectGraph, ::testing::ValuesIn(testing::projectGraphs()),
                          [](const auto& info) { return testing::paramName(info.param); });
 
 }  // namespace

@@ -13,6 +13,8 @@ namespace graphc::tools {
 struct RunOptions {
   std::string file;
   std::string device = "cpu";
+  std::string arch;                 // cuda: sm_80, sm_90 (default: the device's)
+  std::string matmul = "generated";  // cuda: generated | cublaslt
   std::vector<std::string> inputs;  // NAME=PATH.npy | NAME=rand[:SEED]
   std::vector<std::string> dims;    // SYM=N
   std::string saveOutputs;

@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 
 #include "frontend/Parser.h"
+#ifdef GRAPHC_HAS_CUDA
+#include "codegen/cuda/CudaExecutable.h"
+#endif
 #include "runtime/Format.h"
 #include "runtime/Interpreter.h"
 #include "runtime/Npy.h"
@@ -108,11 +111,26 @@ std::string summary(const runtime::Tensor& t) {
   return fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", lo, hi, sum / static_cast<double>(t.numel()));
 }
 
-/// Compiles and runs on the cpu backend, or interprets (reference).
+/// Compiles and runs on the cpu or cuda backend, or interprets (reference).
 std::vector<runtime::Tensor> execute(ir::Module& m, const std::vector<runtime::Tensor>& inputs,
                                      const RunOptions& options, ir::DiagnosticEngine& diags) {
   if (options.device == "reference") return runtime::interpret(*m.entry(), inputs);
   if (!runDefaultPipeline(m, diags, options.timePasses)) throw PipelineFailed();
+  if (options.device == "cuda") {
+#ifdef GRAPHC_HAS_CUDA
+    codegen::cuda::CompileOptions cuda;
+    cuda.arch = options.arch;
+    cuda.matmul = options.matmul == "cublaslt" ? codegen::cuda::MatmulImpl::CublasLt : codegen::cuda::MatmulImpl::Generated;
+    codegen::cuda::CompileReport report;
+    auto executable = codegen::cuda::compileGraph(*m.entry(), cuda, &report);
+    if (options.timePasses)
+      std::fprintf(stderr, "cuda: %zu kernels for %s in one module, cubin from %s (NVRTC %.3f s)\n", report.kernels,
+                   report.arch.c_str(), report.cache.c_str(), report.nvrtcSeconds);
+    return executable->run(inputs);
+#else
+    throw ir::Error("this graphc was built without the cuda backend (no CUDA Toolkit at build time)");
+#endif
+  }
   codegen::cpu::CompileReport report;
   auto executable = codegen::cpu::compileGraph(*m.entry(), &report);
   if (options.timePasses) std::fputs(kernelTimingTable(report).c_str(), stderr);
@@ -122,10 +140,6 @@ std::vector<runtime::Tensor> execute(ir::Module& m, const std::vector<runtime::T
 }  // namespace
 
 int runCommand(const RunOptions& options) {
-  if (options.device == "cuda") {
-    std::fprintf(stderr, "graphc: error: the cuda backend is not built yet; use --device cpu or --device reference\n");
-    return 1;
-  }
   ir::DiagnosticEngine diags(ir::printToStderr());
   auto module = frontend::parseFile(options.file, diags);
   if (!module) return 1;

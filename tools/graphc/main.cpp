@@ -1,6 +1,6 @@
 // graphc: the command-line driver, modelled on mlir-opt and hlo-opt.
 //
-//   graphc run FILE [--device cpu|reference|cuda] [--input NAME=PATH.npy|NAME=rand[:SEED]]...
+//   graphc run FILE [--device cpu|reference|cuda] [--arch sm_90] [--matmul generated|cublaslt] [--input NAME=PATH.npy|NAME=rand[:SEED]]...
 //                   [--dim SYM=N]... [--save-outputs DIR] [--print-outputs] [--time-passes]
 //   graphc opt FILE [--passes=a,b] [--print-ir-after-all] [--print-ir-after=PASS]
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
   runCmd->add_option("--device", run.device, "Where to run")
       ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
       ->default_val("cpu");
+  runCmd->add_option("--arch", run.arch, "cuda: the architecture to compile for (default: the device's)")
+      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}));
+  runCmd->add_option("--matmul", run.matmul, "cuda: GEMM + epilogue by the generated kernel or by cuBLASLt")
+      ->check(CLI::IsMember({"generated", "cublaslt"}))
+      ->default_val("generated");
   // Repeatable options take one value per use, so they never swallow FILE.
   runCmd->add_option("--input", run.inputs, "NAME=PATH.npy or NAME=rand[:SEED] for each parameter")
       ->allow_extra_args(false);
@@ -55,7 +60,8 @@ int main(int argc, char** argv) {
   CLI::App* compileCmd = app.add_subcommand("compile", "Optimise a graph and emit what the backends get");
   compileCmd->add_option("file", compile.file, "A .graph file")->required();
   compileCmd->add_option("--device", compile.device, "Target")->check(CLI::IsMember({"cpu", "cuda"}))->required();
-  compileCmd->add_option("--arch", compile.arch, "CUDA architecture, e.g. sm_90");
+  compileCmd->add_option("--arch", compile.arch, "CUDA architecture for --emit=ptx (default: sm_90)")
+      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}));
   compileCmd->add_option("--emit", compile.emit, "What to print")
       ->check(CLI::IsMember({"graph", "kernels", "llvm", "asm", "cuda", "ptx"}))
       ->default_val("graph");

@@ -1,0 +1,78 @@
+// Kernel IR → CUDA C++: the kernels of one Executable become one source
+// module (one NVRTC program), each an `extern "C" __global__` function
+// named by the compiler (k3_linear_add_relu; never an identifier from the
+// input file: buffers are in0/out0, symbolic sizes s0, s1, ...).
+//
+// Launch contract of every kernel: its parameters are the input buffers,
+// then the output buffers (device pointers), then one i64 per symbolic size
+// (CudaKernel::symbols order), then the strategy's extents:
+//
+//   Pointwise           total                  grid-stride over the flattened
+//                                              outer space; a 16-byte vector
+//                                              path when the last dim and the
+//                                              buffers' alignment allow it
+//                                              (checked on the device), else
+//                                              scalar
+//   WarpPerRow          rows, rowLength        one warp per row (short rows)
+//   BlockPerRow         rows, rowLength        one block per row
+//   GemmSimt            batch, M, N, K         128×128 tiles, 8×8 per thread
+//                                              (f32/f64 on CUDA cores)
+//   GemmTensorCore      batch, M, N, K         128×128×32 tiles, mma.sync
+//                                              m16n8k16 (f16/bf16, f32
+//                                              accumulate; sm_80+)
+//
+// Semantics are the kernel IR's (what the cpu backend computes): values are
+// rounded to their dtype after each op (f16/bf16 computed in f32),
+// reductions accumulate floats in f64 and integers in i64 in a fixed order
+// (per-thread strided partials, then a fixed shuffle/shared-memory tree: no
+// atomics, so results are deterministic), integers wrap, float→int casts
+// saturate with NaN → 0. The module is compiled without FMA contraction;
+// the GEMM templates use fma() explicitly.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/KernelIR.h"
+
+namespace graphc::codegen::cuda {
+
+enum class Strategy { Pointwise, WarpPerRow, BlockPerRow, GemmSimt, GemmTensorCore };
+
+const char* strategyName(Strategy s);
+
+struct CudaKernel {
+  std::string name;                  // the __global__ function
+  Strategy strategy = Strategy::Pointwise;
+  std::vector<std::string> symbols;  // the graph's symbolic sizes, in parameter order
+  int blockThreads = 256;
+  int rowsPerBlock = 1;              // WarpPerRow: warps per block
+  int tileM = 0, tileN = 0;          // GEMM tiles
+  int vectorWidth = 1;               // Pointwise: elements per vector access (1: none)
+};
+
+struct CudaModule {
+  std::string source;
+  std::vector<CudaKernel> kernels;   // in the order given
+  bool hasConditions = false;        // the module defines graphc_set_condition
+  bool hasTranspose = false;         // ... and graphc_transpose_f32/_f64
+};
+
+/// The name of the one-thread kernel that sets a CUDA graph conditional
+/// node's value from a device-side predicate (a bool tensor's first byte).
+inline constexpr const char* kSetConditionKernel = "graphc_set_condition";
+
+/// The in-place batched square transpose eigh's column-major eigenvectors
+/// need: graphc_transpose_f32(T* m, i64 n, i64 batch), and _f64.
+inline constexpr const char* kTransposeKernelPrefix = "graphc_transpose_";
+
+/// Emits every kernel into one module; with `conditions`, the module also
+/// defines kSetConditionKernel, with `transpose` the transpose kernels.
+/// Throws ir::Error for an expression the backend cannot lower.
+CudaModule emitModule(const std::vector<const ir::kernel::Kernel*>& kernels, bool conditions = false,
+                      bool transpose = false);
+
+/// Which strategy a kernel gets (exposed for tests).
+Strategy chooseStrategy(const ir::kernel::Kernel& k);
+
+}  // namespace graphc::codegen::cuda

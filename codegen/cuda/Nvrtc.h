@@ -1,0 +1,45 @@
+// NVRTC: a generated module's CUDA C++ → cubin for one architecture (or
+// PTX for `graphc compile --emit=ptx`). No GPU is needed, so CI compiles
+// every generated kernel. Results are cached in memory and on disk:
+//
+//   key    a 128-bit hash of the source, the options and NVRTC's version
+//   file   $GRAPHC_CACHE_DIR (default $XDG_CACHE_HOME/graphc or
+//          ~/.cache/graphc) / cuda / <key>.cubin: a header (magic, key,
+//          payload size and checksum) then the cubin; written to a
+//          temporary file and renamed, so readers never see half a file; an
+//          entry whose header or checksum does not match is recompiled and
+//          rewritten. An unwritable cache directory only disables the disk
+//          cache.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace graphc::codegen::cuda {
+
+enum class Output { Cubin, Ptx };
+
+struct CompiledModule {
+  std::string binary;  // cubin bytes, or PTX text
+  std::string arch;    // sm_80, sm_90
+  double seconds = 0;  // NVRTC's time (0 when cached)
+  enum class From { Nvrtc, Memory, Disk } from = From::Nvrtc;
+};
+
+/// "13.0".
+std::string nvrtcVersion();
+
+/// The NVRTC options graphc compiles with, for `arch` ("sm_80").
+std::vector<std::string> nvrtcOptions(const std::string& arch, Output output);
+
+/// Compiles `source` for `arch` (sm_80 or newer). Throws ir::Error with
+/// NVRTC's log, each error followed by the generated line it points at.
+CompiledModule compileModule(const std::string& source, const std::string& arch, Output output = Output::Cubin);
+
+/// The disk cache's directory (created on first use).
+std::string cacheDirectory();
+
+/// Forgets the in-memory cache (tests use it to reach the disk cache).
+void clearMemoryCache();
+
+}  // namespace graphc::codegen::cuda

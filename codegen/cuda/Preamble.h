@@ -1,0 +1,100 @@
+// The helpers every generated CUDA module starts with (see CudaEmitter.h).
+#pragma once
+
+namespace graphc::codegen::cuda {
+
+inline constexpr const char* kPreamble = R"CUDA(
+// ---- graphc CUDA preamble: helpers every generated module starts with ----
+// No headers: NVRTC compiles this without the toolkit's include directory.
+typedef long long i64;
+typedef unsigned long long u64;
+
+namespace gc {
+
+// f16 through PTX cvt; bf16 in software, rounding to nearest even with NaN
+// kept quiet (bit-identical to the cpu backend and runtime/Half.h).
+__device__ __forceinline__ float f16_to_f32(unsigned short h) {
+  float r;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));
+  return r;
+}
+__device__ __forceinline__ unsigned short f32_to_f16(float f) {
+  unsigned short r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
+  return r;
+}
+__device__ __forceinline__ float bf16_to_f32(unsigned short b) { return __uint_as_float(((unsigned)b) << 16); }
+__device__ __forceinline__ unsigned short f32_to_bf16(float f) {
+  const unsigned bits = __float_as_uint(f);
+  if (f != f) return (unsigned short)((bits >> 16) | 0x40u);
+  return (unsigned short)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ float round_f16(float x) { return f16_to_f32(f32_to_f16(x)); }
+__device__ __forceinline__ float round_bf16(float x) { return bf16_to_f32(f32_to_bf16(x)); }
+
+__device__ __forceinline__ float inf_f32() { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ float nan_f32() { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double inf_f64() { return __longlong_as_double(0x7ff0000000000000ll); }
+__device__ __forceinline__ double nan_f64() { return __longlong_as_double(0x7ff8000000000000ll); }
+
+// torch.maximum/minimum and amax/amin: NaN propagates.
+template <typename T> __device__ __forceinline__ T fmaximum(T a, T b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
+template <typename T> __device__ __forceinline__ T fminimum(T a, T b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
+
+// float → integer: saturating, NaN → 0 (Tensor::setDouble's rule).
+template <typename T> __device__ __forceinline__ T float_to_int(double v, double lo, double hi) {
+  if (v != v) return (T)0;
+  if (v <= lo) return (T)lo;
+  if (v >= hi) return (T)hi;
+  return (T)v;
+}
+__device__ __forceinline__ i64 float_to_i64(double v) {
+  if (v != v) return 0;
+  if (v <= -9223372036854775808.0) return (i64)0x8000000000000000ull;
+  if (v >= 9223372036854775808.0) return 0x7fffffffffffffffll;
+  return (i64)v;
+}
+
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+
+// Reductions: a fixed butterfly within the warp, then the warps' partials
+// combined in warp order by every thread. No atomics: deterministic.
+struct Sum { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct FMax { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fmaximum(a, b); } };
+struct FMin { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fminimum(a, b); } };
+struct IMax { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a > b ? a : b; } };
+struct IMin { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? a : b; } };
+
+template <typename T, typename F> __device__ __forceinline__ T warp_reduce(T v, F f) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+template <typename T, typename F> __device__ __forceinline__ T block_reduce(T v, F f, double* scratch) {
+  T* partial = reinterpret_cast<T*>(scratch);
+  v = warp_reduce(v, f);
+  __syncthreads();  // the previous reduction's readers are done with scratch
+  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T r = partial[0];
+  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) r = f(r, partial[w]);
+  return r;
+}
+
+// D = A·B + D on tensor cores, m16n8k16, f32 accumulators.
+__device__ __forceinline__ void mma_bf16(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void mma_f16(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+}  // namespace gc
+)CUDA";
+
+}  // namespace graphc::codegen::cuda
