@@ -716,6 +716,7 @@ class CudaExecutable final : public runtime::Executable {
 
   ~CudaExecutable() override {
     if (exec_) cudaGraphExecDestroy(exec_);
+    if (stepsExec_) cudaGraphExecDestroy(stepsExec_);
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
@@ -747,10 +748,11 @@ class CudaExecutable final : public runtime::Executable {
       if (outputs[k].type() != want)
         throw ir::Error(fmt::format("capture: output {} must be {}, got {}", k, ir::toString(want), ir::toString(outputs[k].type())));
     }
-    if (exec_) {
-      cudaGraphExecDestroy(exec_);
-      exec_ = nullptr;
-    }
+    for (cudaGraphExec_t* e : {&exec_, &stepsExec_})
+      if (*e) {
+        cudaGraphExecDestroy(*e);
+        *e = nullptr;
+      }
     captured_.reset();
     auto c = std::make_unique<Captured>();
     c->binding = std::make_unique<Binding>(*module_, graph_, *plan_, sizes, inputs);
@@ -780,6 +782,7 @@ class CudaExecutable final : public runtime::Executable {
     const cudaError_t instantiated = cudaGraphInstantiate(&exec_, graph, 0);
     cudaGraphDestroy(graph);
     check(instantiated, "cudaGraphInstantiate");
+    stepsExec_ = captureSteps(*c);
     captured_ = std::move(c);
   }
 
@@ -818,6 +821,28 @@ class CudaExecutable final : public runtime::Executable {
 
   std::string describe() const override { return cuda::describe(*plan_, 0); }
 
+  double timeSteps(int iterations, bool asGraph) {
+    if (!captured_) throw ir::Error("timeCapturedSteps: nothing captured (call capture first)");
+    cudaStream_t stream = streams_.at(0);
+    auto once = [&] {
+      if (asGraph) check(cudaGraphLaunch(stepsExec_, stream), "cudaGraphLaunch");
+      else Executor(*module_, streams_, false).region(*captured_->binding->region, 0);
+    };
+    once();  // warm
+    cudaEvent_t start, stop;
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+    check(cudaEventRecord(start, stream), "cudaEventRecord");
+    for (int i = 0; i < iterations; ++i) once();
+    check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return ms / iterations;
+  }
+
  private:
   struct Captured {
     std::unique_ptr<Binding> binding;
@@ -827,6 +852,27 @@ class CudaExecutable final : public runtime::Executable {
       for (void* p : staging) cudaFreeHost(p);
     }
   };
+
+  /// The steps alone as a second graph (benchmarks time it without the copies).
+  cudaGraphExec_t captureSteps(Captured& c) {
+    cudaStream_t stream = streams_.at(0);
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    try {
+      Executor(*module_, streams_, true).region(*c.binding->region, 0);
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(stream, &broken);
+      if (broken) cudaGraphDestroy(broken);
+      throw;
+    }
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    check(instantiated, "cudaGraphInstantiate");
+    return exec;
+  }
 
   static void* pinnedCopyOf(size_t bytes, Captured&) {
     void* p = nullptr;
@@ -839,7 +885,7 @@ class CudaExecutable final : public runtime::Executable {
   std::unique_ptr<RegionPlan> plan_;
   Streams streams_;
   std::unique_ptr<Captured> captured_;
-  cudaGraphExec_t exec_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr, stepsExec_ = nullptr;
 };
 
 struct Lowered {
@@ -915,6 +961,12 @@ void replayStepByStep(runtime::Executable& e) {
   auto* cuda = dynamic_cast<CudaExecutable*>(&e);
   if (!cuda) throw ir::Error("replayStepByStep: not a cuda Executable");
   cuda->replayStepByStep();
+}
+
+double timeCapturedSteps(runtime::Executable& e, int iterations, bool asGraph) {
+  auto* cuda = dynamic_cast<CudaExecutable*>(&e);
+  if (!cuda) throw ir::Error("timeCapturedSteps: not a cuda Executable");
+  return cuda->timeSteps(iterations, asGraph);
 }
 
 }  // namespace graphc::codegen::cuda

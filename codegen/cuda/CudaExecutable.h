@@ -64,4 +64,9 @@ std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const Comp
 /// (what replay is measured against); `e` must come from compileGraph.
 void replayStepByStep(runtime::Executable& e);
 
+/// For benchmarks: the mean device time of the captured steps alone (no
+/// host copies), over `iterations` back-to-back launches of the graph of
+/// steps (asGraph) or of the steps one by one, timed with CUDA events.
+double timeCapturedSteps(runtime::Executable& e, int iterations, bool asGraph);
+
 }  // namespace graphc::codegen::cuda
