@@ -170,7 +170,8 @@ class Lowering {
     const IndexPtr linear = ravel(vars(space.size()), space);
     for (size_t i = 0; i < body_.returns.size(); ++i) {
       const Shape& s = body_.returns[i]->type.shape;
-      Indices idx = i == 0 ? vars(space.size()) : unravel(linear, s);
+      // A result of another shape is stored at the same flat position.
+      Indices idx = i == 0 || s == space ? vars(space.size()) : unravel(linear, s);
       k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), false});
     }
     return k_;

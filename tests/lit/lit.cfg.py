@@ -15,3 +15,10 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%graphc", os.path.join(config.graphc_bin_dir, "graphc")))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%examples", os.path.join(config.graphc_src_root, "examples")))
+
+# A CUDA device (tests of the no-device path are UNSUPPORTED where one is).
+import shutil
+import subprocess
+smi = shutil.which("nvidia-smi")
+if smi and subprocess.run([smi, "-L"], capture_output=True).returncode == 0:
+    config.available_features.add("cuda-device")
