@@ -866,7 +866,7 @@ Strategy chooseStrategy(const Kernel& k) {
   return Strategy::Pointwise;
 }
 
-CudaModule emitModule(const std::vector<const Kernel*>& kernels, bool conditions, bool transpose) {
+CudaModule emitModule(const std::vector<const Kernel*>& kernels, const EmitOptions& options) {
   CudaModule m;
   m.source = fmt::format("// graphc: {} kernel{}\n", kernels.size(), kernels.size() == 1 ? "" : "s");
   m.source += kPreamble;
@@ -874,12 +874,13 @@ CudaModule emitModule(const std::vector<const Kernel*>& kernels, bool conditions
     CudaKernel info;
     info.name = k->name;
     info.strategy = chooseStrategy(*k);
+    if (options.blockRowsOnly && info.strategy == Strategy::WarpPerRow) info.strategy = Strategy::BlockPerRow;
     if (info.strategy == Strategy::WarpPerRow) info.rowsPerBlock = info.blockThreads / 32;
     if (info.strategy == Strategy::GemmSimt || info.strategy == Strategy::GemmTensorCore) info.tileM = info.tileN = 128;
     m.source += "\n" + KernelWriter(*k, info).run();
     m.kernels.push_back(std::move(info));
   }
-  if (conditions) {
+  if (options.conditions) {
     m.hasConditions = true;
     m.source += fmt::format(R"(
 // cond under capture: sets the conditional node's value on the device.
@@ -890,7 +891,7 @@ extern "C" __global__ void {}(cudaGraphConditionalHandle handle, const unsigned 
 )",
                             kSetConditionKernel);
   }
-  if (transpose) {
+  if (options.transpose) {
     m.hasTranspose = true;
     for (const char* t : {"f32", "f64"})
       m.source += fmt::format(R"(

@@ -66,11 +66,18 @@ inline constexpr const char* kSetConditionKernel = "graphc_set_condition";
 /// need: graphc_transpose_f32(T* m, i64 n, i64 batch), and _f64.
 inline constexpr const char* kTransposeKernelPrefix = "graphc_transpose_";
 
-/// Emits every kernel into one module; with `conditions`, the module also
-/// defines kSetConditionKernel, with `transpose` the transpose kernels.
-/// Throws ir::Error for an expression the backend cannot lower.
-CudaModule emitModule(const std::vector<const ir::kernel::Kernel*>& kernels, bool conditions = false,
-                      bool transpose = false);
+struct EmitOptions {
+  bool conditions = false;  // define kSetConditionKernel
+  bool transpose = false;   // define the transpose kernels
+  /// Every row reduction block-per-row: the strategy that is correct with
+  /// one thread per block, which is how tests/cuda's host emulation runs
+  /// kernels (WarpPerRow assumes 32 lanes).
+  bool blockRowsOnly = false;
+};
+
+/// Emits every kernel into one module. Throws ir::Error for an expression
+/// the backend cannot lower.
+CudaModule emitModule(const std::vector<const ir::kernel::Kernel*>& kernels, const EmitOptions& options = {});
 
 /// Which strategy a kernel gets (exposed for tests).
 Strategy chooseStrategy(const ir::kernel::Kernel& k);

@@ -910,7 +910,10 @@ CudaModule emitLowered(const ir::Graph& g, const Lowered& l) {
   std::vector<const ir::kernel::Kernel*> kernels;
   for (const auto& k : l.kernels) kernels.push_back(k.get());
   try {
-    return emitModule(kernels, containsOp(g.body, ir::OpId::Cond), containsOp(g.body, ir::OpId::Eigh));
+    EmitOptions options;
+    options.conditions = containsOp(g.body, ir::OpId::Cond);
+    options.transpose = containsOp(g.body, ir::OpId::Eigh);
+    return emitModule(kernels, options);
   } catch (const ir::Error& e) {
     throw ir::LocatedError(l.fused.empty() ? g.loc : l.fused.front()->loc, e.what());
   }

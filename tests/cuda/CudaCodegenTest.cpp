@@ -108,7 +108,10 @@ TEST_P(CudaRandomGraphsCompile, WithNvrtcForSm80AndSm90) {
   }
   std::vector<const ir::kernel::Kernel*> pointers;
   for (const auto& k : kernels) pointers.push_back(&k);
-  const CudaModule module = codegen::cuda::emitModule(pointers, conditions, eigh);
+  codegen::cuda::EmitOptions emit;
+  emit.conditions = conditions;
+  emit.transpose = eigh;
+  const CudaModule module = codegen::cuda::emitModule(pointers, emit);
   EXPECT_EQ(module.kernels.size(), kernels.size());
   expectCompiles(module.source, fmt::format("random graphs batch {} ({})", batch, f32 ? "f32" : "f64"));
 }
