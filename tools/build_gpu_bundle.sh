@@ -7,13 +7,13 @@
 #   build-gpu/lib/                     the non-CUDA shared libraries they need
 #                                      (OpenBLAS/LAPACK(E), gfortran, fmt)
 #
-# Release, without LLVM, libstdc++/libgcc static. The CUDA libraries
-# (NVRTC, cuSOLVER, cuBLASLt) come from the GPU machine's CUDA 13.
+# Release, without LLVM. The C and C++ runtimes (glibc, libstdc++ ≥ GCC 12)
+# and the CUDA libraries (NVRTC, cuSOLVER, cuBLASLt) come from the GPU
+# machine; the script prints the newest glibc symbol version the binaries ask for.
 # Carry: build-gpu/bin and build-gpu/lib (the script prints their size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHC_WITH_LLVM=OFF \
-  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" > /dev/null
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHC_WITH_LLVM=OFF -DCMAKE_EXE_LINKER_FLAGS= > /dev/null
 cmake --build build-gpu --target graphc_cuda_tests graphc-cuda-bench
 strip build-gpu/bin/graphc_cuda_tests build-gpu/bin/graphc-cuda-bench
 rm -rf build-gpu/lib && mkdir -p build-gpu/lib
@@ -28,4 +28,6 @@ done | sort -u | while read -r soname path; do
   cp -L "$path" "build-gpu/lib/$soname"
 done
 du -sh build-gpu/bin build-gpu/lib
+echo "needs: $(objdump -T build-gpu/bin/* build-gpu/lib/* | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)," \
+  "$(objdump -T build-gpu/bin/* | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)"
 echo "carry: build-gpu/bin build-gpu/lib; run: tools/gpu_check.sh"

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
-#include <random>
+#include <atomic>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -97,8 +97,10 @@ void writeEntry(const fs::path& file, const std::string& key, const std::string&
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
   if (ec) return;
-  std::random_device rd;
-  const fs::path tmp = file.string() + fmt::format(".tmp.{}.{:x}", getpid(), rd());
+  // Unique per process and write: concurrent writers never share a temporary.
+  static std::atomic<uint64_t> writes{0};
+  const fs::path tmp = file.string() + fmt::format(".tmp.{}.{}.{}", getpid(), writes++,
+                                                   std::chrono::steady_clock::now().time_since_epoch().count());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return;
