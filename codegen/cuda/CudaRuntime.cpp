@@ -1,5 +1,7 @@
 #include "codegen/cuda/CudaRuntime.h"
 
+#include <dlfcn.h>
+
 #include <mutex>
 #include <optional>
 
@@ -24,6 +26,10 @@ const Probe& probe() {
     if (status != cudaSuccess) {
       cudaGetLastError();  // clear the sticky error
       out.reason = cudaGetErrorString(status);
+      // Without a driver at all the runtime says the driver is too old; say which.
+      if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD); driver) dlclose(driver);
+      else if (void* d = dlopen("libcuda.so.1", RTLD_LAZY); d) dlclose(d);
+      else out.reason = "no NVIDIA driver (libcuda.so.1 cannot be loaded): " + out.reason;
       return out;
     }
     if (count == 0) {
