@@ -1,13 +1,15 @@
-// What the generated CUDA kernels compute, checked without a GPU: each
-// pointwise and row-reduction kernel of the project's graphs and of the
-// random-graph corpus runs on the host through HostEmulation.h and must
-// agree with the kernel IR evaluator (tests/differential/KernelEval.cpp,
-// the executable statement of kernel IR semantics), outputs poisoned first.
-// Symbolic sizes are bound to multiples of 8 so that the 16-byte vector
-// paths run, and buffers come from Tensor's aligned allocations.
+// What the generated CUDA kernels compute, checked without a GPU: every
+// kernel of the project's graphs and of the random-graph corpus, and GEMMs
+// of every layout and dtype, runs on the host through HostEmulation.h
+// (GEMMs as 256 threads with mma.sync emulated) and must agree with the
+// kernel IR evaluator (tests/differential/KernelEval.cpp, the executable
+// statement of kernel IR semantics), outputs poisoned first. Symbolic
+// sizes are bound to multiples of 8 so that the 16-byte vector paths run,
+// and buffers come from Tensor's aligned allocations.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -69,7 +71,7 @@ class HostModule {
     fs::remove_all(dir_, ec);
   }
 
-  using Launch = void (*)(void**);
+  using Launch = void (*)(void**, unsigned);
   Launch launch(const std::string& kernel) const {
     return reinterpret_cast<Launch>(dlsym(handle_, ("graphc_launch_" + kernel).c_str()));
   }
@@ -87,9 +89,11 @@ int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes
 
 /// Runs kernel `k` (emitted as `info`) on random inputs, emulated and
 /// through the evaluator; returns what differed, empty if nothing.
-std::string check(const HostModule& module, const ir::kernel::Kernel& k, const codegen::cuda::CudaKernel& info, uint64_t seed) {
-  ir::SymbolBindings sizes;
-  for (const std::string& s : info.symbols) sizes[s] = 8 + 8 * static_cast<int64_t>(sizes.size());
+std::string check(const HostModule& module, const ir::kernel::Kernel& k, const codegen::cuda::CudaKernel& info, uint64_t seed,
+                  const ir::SymbolBindings& given = {}) {
+  ir::SymbolBindings sizes = given;
+  for (const std::string& s : info.symbols)
+    if (!sizes.count(s)) sizes[s] = 8 + 8 * static_cast<int64_t>(sizes.size());
   std::vector<Tensor> inputs, outputs;
   for (size_t i = 0; i < k.inputs.size(); ++i) {
     const ir::TensorType t = ir::substitute(k.inputs[i].type, sizes);
@@ -105,27 +109,51 @@ std::string check(const HostModule& module, const ir::kernel::Kernel& k, const c
   for (Tensor& t : outputs) pointers.push_back(t.data());
   std::vector<int64_t> extents;
   for (const std::string& s : info.symbols) extents.push_back(sizes.at(s));
-  extents.push_back(extent(k.outer, sizes));
-  if (!k.reduceSizes.empty() || k.kind == "reduction") extents.push_back(extent(k.reduceSizes, sizes));
+  const int64_t total = extent(k.outer, sizes);
+  if (k.gemm) {  // batch, M, N, K, as CudaExecutable binds them
+    const Tensor& a = inputs[static_cast<size_t>(k.gemm->a)];
+    const Tensor& b = inputs[static_cast<size_t>(k.gemm->b)];
+    int64_t M = 1, N = 1, batch = 1;
+    if (k.gemm->transposeB) {
+      N = b.shape()[0];
+      M = N == 0 ? 0 : total / N;
+    } else {
+      if (a.rank() > 1) M = a.shape()[a.rank() - 2];
+      if (b.rank() > 1) N = b.shape().back();
+      batch = M * N == 0 ? 0 : total / (M * N);
+    }
+    extents.insert(extents.end(), {batch, M, N, a.shape().back()});
+  } else {
+    extents.push_back(total);
+    if (k.kind == "reduction") extents.push_back(extent(k.reduceSizes, sizes));
+  }
   std::vector<void*> args;
   for (void*& p : pointers) args.push_back(&p);
   for (int64_t& e : extents) args.push_back(&e);
   auto launch = module.launch(info.name);
   if (!launch) return "no launch wrapper for " + info.name;
-  launch(args.data());
+  launch(args.data(), k.gemm ? static_cast<unsigned>(info.blockThreads) : 1u);
   const std::vector<Tensor> want = difftest::evaluateKernel(k, inputs, sizes);
   std::string failures;
   for (size_t o = 0; o < want.size(); ++o) {
     testing::Tolerance tol = testing::defaultTolerance(want[o].dtype());
     tol = {tol.rtol * 4, tol.atol * 4};
+    if (k.gemm && (want[o].dtype() == ir::DType::F32 || want[o].dtype() == ir::DType::F64)) {
+      // Accumulation in the dtype (f32 on CUDA cores), the evaluator's in f64.
+      double largest = 1;
+      for (int64_t i = 0; i < want[o].numel(); ++i) largest = std::max(largest, std::fabs(want[o].getDouble(i)));
+      tol = {1e-5, (want[o].dtype() == ir::DType::F32 ? 1e-5 : 1e-12) * largest};
+    }
     const auto close = testing::allClose(outputs[o], want[o], tol);
     if (!close) failures += fmt::format("{} output {}: {}\n", info.name, o, close.message());
   }
   return failures;
 }
 
-/// Emulates every non-GEMM kernel of `graphs` in one host module.
-void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& graphs, const std::string& tag) {
+/// Emulates every kernel of `graphs` in one host module, symbolic sizes
+/// bound to `sizes` where given.
+void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& graphs, const std::string& tag,
+                        const ir::SymbolBindings& sizes = {}) {
   std::vector<std::unique_ptr<ir::Module>> modules;
   std::vector<ir::kernel::Kernel> kernels;
   std::vector<std::string> origin;
@@ -134,7 +162,6 @@ void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& 
     ASSERT_TRUE(m) << what;
     for (const ir::Node* f : ir::kernel::fusedOps(m->entry()->body)) {
       ir::kernel::Kernel k = ir::kernel::lower(*f);
-      if (k.gemm) continue;
       k.name = fmt::format("g{}_{}", origin.size(), k.name);
       kernels.push_back(std::move(k));
       origin.push_back(what);
@@ -147,16 +174,17 @@ void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& 
   options.blockRowsOnly = true;
   const codegen::cuda::CudaModule module = codegen::cuda::emitModule(pointers, options);
   HostModule host(module.source, tag);
-  int vectorised = 0;
+  int vectorised = 0, gemms = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     vectorised += module.kernels[i].vectorWidth > 1;
-    const std::string failures = check(host, kernels[i], module.kernels[i], 100 + i);
+    gemms += kernels[i].gemm.has_value();
+    const std::string failures = check(host, kernels[i], module.kernels[i], 100 + i, sizes);
     EXPECT_TRUE(failures.empty()) << origin[i] << ":\n" << failures << ir::kernel::print(kernels[i]);
   }
   EXPECT_GT(kernels.size(), 0u);
   ::testing::Test::RecordProperty("kernels", static_cast<int>(kernels.size()));
   ::testing::Test::RecordProperty("vectorised", vectorised);
-  std::printf("%s: %zu kernels emulated, %d on the vector path\n", tag.c_str(), kernels.size(), vectorised);
+  std::printf("%s: %zu kernels emulated, %d on the vector path, %d GEMMs\n", tag.c_str(), kernels.size(), vectorised, gemms);
 }
 
 TEST(CudaEmulation, ProjectGraphKernelsMatchTheKernelIR) {
@@ -167,6 +195,39 @@ TEST(CudaEmulation, ProjectGraphKernelsMatchTheKernelIR) {
                         testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))]);
   }
   expectKernelsMatch(graphs, "project");
+}
+
+/// Both GEMM templates on every operand layout: linear (rows flattened from
+/// a rank-3 input), batched matmul with a broadcast batch, matrix·vector
+/// and vector·matrix; partial tiles (M, N not multiples of 128), several
+/// k-tiles, K a multiple of 8 (the 16-byte loads) and not (scalar loads).
+TEST(CudaEmulation, GemmTemplatesMatchTheKernelIR) {
+  std::vector<std::pair<std::string, std::string>> graphs;
+  for (const char* dt : {"bf16", "f16", "f32", "f64"})
+    for (const char* k : {"K8", "K7"}) {
+      graphs.emplace_back(fmt::format("linear {} {}", dt, k), fmt::format(R"(
+graph @g(%x: {0}[2, M, {1}], %w: {0}[N, {1}], %b: {0}[N]) -> {0}[2, M, N] {{
+  %y = linear(%x, %w, %b)
+  %r = relu(%y)
+  return %r
+}}
+)", dt, k));
+      graphs.emplace_back(fmt::format("batched matmul {} {}", dt, k), fmt::format(R"(
+graph @g(%x: {0}[3, M, {1}], %w: {0}[1, {1}, N]) -> {0}[3, M, N] {{
+  %y = matmul(%x, %w)
+  %t = tanh(%y)
+  return %t
+}}
+)", dt, k));
+      graphs.emplace_back(fmt::format("vector products {} {}", dt, k), fmt::format(R"(
+graph @g(%a: {0}[M, {1}], %v: {0}[{1}], %u: {0}[{1}], %b: {0}[{1}, N]) -> ({0}[M], {0}[N]) {{
+  %y = matmul(%a, %v)
+  %z = matmul(%u, %b)
+  return %y, %z
+}}
+)", dt, k));
+    }
+  expectKernelsMatch(graphs, "gemm", {{"M", 150}, {"N", 136}, {"K8", 72}, {"K7", 70}});
 }
 
 class CudaEmulationCorpus : public ::testing::TestWithParam<int> {};

@@ -1,15 +1,24 @@
-// Running generated CUDA kernels on the host, one thread at a time, so that
-// CI (no GPU) checks what they compute and not only that they compile. The
-// module's device preamble is swapped for host definitions of the same
-// helpers (f16/bf16 through runtime/Half.h, a one-thread block_reduce),
-// CUDA's keywords become nothing, and the module is built with the host C++
-// compiler into a shared library with one `graphc_launch_<kernel>(void**
-// args)` wrapper per kernel. blockDim = gridDim = 1, so every grid-stride
-// loop covers its whole range in one thread: the index maps, the ops, the
-// casts, the vector path and the per-row reduction structure are what get
-// tested. Not covered: GEMM kernels (their tiles need 256 cooperating
-// threads) and the device helpers themselves (warp shuffles, PTX cvt, mma),
-// which only a GPU runs (tests/cuda/CudaBackendTest.cpp).
+// Running generated CUDA kernels on the host, so that CI (no GPU) checks
+// what they compute and not only that they compile. The module's device
+// preamble is swapped for host definitions of the same helpers (f16/bf16
+// through runtime/Half.h), CUDA's keywords become host C++, and the module
+// is built with the host compiler into a shared library with one
+// `graphc_launch_<kernel>(void** args, unsigned threads)` wrapper per
+// kernel, which runs one block (gridDim = 1, so every grid-stride loop
+// covers its whole range):
+//
+//   threads = 1     pointwise and block-per-row kernels: the index maps,
+//                   ops, casts, vector paths and the row structure;
+//   threads = 256   GEMM kernels, one host thread per CUDA thread, shared
+//                   memory shared, __syncthreads a barrier, and mma.sync
+//                   emulated per warp from the fragment layouts of the PTX
+//                   ISA ("Matrix Fragments for mma.m16n8k16 with floating
+//                   point type"): each lane posts its registers, the warp
+//                   meets, and each lane computes its accumulators.
+//
+// Not covered: warp-per-row kernels (their shuffles) and the device
+// helpers themselves (PTX cvt, shuffles), which only a GPU runs
+// (tests/cuda/CudaBackendTest.cpp).
 #pragma once
 
 #include <string>
@@ -20,7 +29,12 @@ namespace graphc::testing {
 inline constexpr const char* kHostPreamble = R"HOST(
 // ---- host emulation preamble (tests/cuda/HostEmulation.h) ----
 #include <algorithm>
+#include <barrier>
 #include <cmath>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -33,13 +47,76 @@ inline constexpr const char* kHostPreamble = R"HOST(
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static
-#define __align__(n) alignas(n)
-#define __syncthreads() ((void)0)
+#define __align__(n) __attribute__((aligned(n)))
+#define __syncthreads() graphc_host::sync()
 
 typedef long long i64;
 typedef unsigned long long u64;
 struct graphc_dim3 { unsigned x, y, z; };
-static const graphc_dim3 blockIdx{0, 0, 0}, threadIdx{0, 0, 0}, gridDim{1, 1, 1}, blockDim{1, 1, 1};
+static const graphc_dim3 blockIdx{0, 0, 0}, gridDim{1, 1, 1};
+inline thread_local graphc_dim3 threadIdx{0, 0, 0};
+inline graphc_dim3 blockDim{1, 1, 1};
+
+namespace graphc_host {
+inline std::barrier<>* block = nullptr;
+inline std::vector<std::unique_ptr<std::barrier<>>> warps;
+inline void sync() {
+  if (block) block->arrive_and_wait();
+}
+/// Runs `body` as one block of `threads` threads.
+inline void run(unsigned threads, const std::function<void()>& body) {
+  blockDim = {threads, 1, 1};
+  if (threads == 1) {
+    threadIdx = {0, 0, 0};
+    body();
+    return;
+  }
+  std::barrier<> b(threads);
+  block = &b;
+  warps.clear();
+  for (unsigned w = 0; w < threads / 32; ++w) warps.push_back(std::make_unique<std::barrier<>>(32));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&body, t] {
+      threadIdx = {t, 0, 0};
+      body();
+    });
+  for (auto& t : pool) t.join();
+  block = nullptr;
+}
+struct WarpRegisters { unsigned a[32][4]; unsigned b[32][2]; };
+inline WarpRegisters warpRegisters[32];
+/// mma.sync.m16n8k16.row.col with f32 accumulators, from the PTX ISA's layouts.
+template <bool BF16> void mma(float* d, const unsigned* a, const unsigned* b) {
+  const unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  WarpRegisters& x = warpRegisters[w];
+  std::memcpy(x.a[lane], a, sizeof x.a[lane]);
+  std::memcpy(x.b[lane], b, sizeof x.b[lane]);
+  warps[w]->arrive_and_wait();
+  auto element = [](unsigned reg, unsigned half) {
+    const unsigned short bits = (unsigned short)(half ? reg >> 16 : reg & 0xffff);
+    return BF16 ? graphc::runtime::bf16ToFloat(bits) : graphc::runtime::f16ToFloat(bits);
+  };
+  float A[16][16], B[16][8];
+  for (unsigned l = 0; l < 32; ++l) {
+    const unsigned group = l >> 2, tig = l % 4;
+    for (unsigned i = 0; i < 8; ++i) {
+      const unsigned row = (i < 2 || (i >= 4 && i < 6)) ? group : group + 8;
+      const unsigned col = tig * 2 + (i & 1) + (i >= 4 ? 8 : 0);
+      A[row][col] = element(x.a[l][i / 2], i & 1);
+    }
+    for (unsigned i = 0; i < 4; ++i) B[tig * 2 + (i & 1) + (i >= 2 ? 8 : 0)][group] = element(x.b[l][i / 2], i & 1);
+  }
+  warps[w]->arrive_and_wait();  // every lane has read the warp's registers
+  const unsigned group = lane >> 2, tig = lane % 4;
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned row = i < 2 ? group : group + 8, col = tig * 2 + (i & 1);
+    float sum = 0;
+    for (unsigned k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];
+    d[i] += sum;
+  }
+}
+}  // namespace graphc_host
 struct uint4 { unsigned x, y, z, w; };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 inline i64 max(i64 a, i64 b) { return a > b ? a : b; }
@@ -78,13 +155,14 @@ struct IMax { template <typename T> T operator()(T a, T b) const { return a > b 
 struct IMin { template <typename T> T operator()(T a, T b) const { return a < b ? a : b; } };
 template <typename T, typename F> T warp_reduce(T v, F) { return v; }
 template <typename T, typename F> T block_reduce(T v, F, double*) { return v; }
-inline void mma_bf16(float*, const unsigned*, const unsigned*) { std::abort(); }
-inline void mma_f16(float*, const unsigned*, const unsigned*) { std::abort(); }
+inline void mma_bf16(float* d, const unsigned* a, const unsigned* b) { graphc_host::mma<true>(d, a, b); }
+inline void mma_f16(float* d, const unsigned* a, const unsigned* b) { graphc_host::mma<false>(d, a, b); }
 }  // namespace gc
 )HOST";
 
 /// A launch wrapper per `extern "C" __global__` function of `source`:
-/// `graphc_launch_<name>(void** args)` calls it with *args[i] as parameter i.
+/// `graphc_launch_<name>(void** args, unsigned threads)` runs it as one
+/// block of `threads` with *args[i] as parameter i.
 inline std::string hostLaunchWrappers(const std::string& source) {
   std::string out;
   const std::string marker = "extern \"C\" __global__ void __launch_bounds__(256) ";
@@ -102,10 +180,11 @@ inline std::string hostLaunchWrappers(const std::string& source) {
       if (comma == std::string::npos) break;
       start = comma + 2;
     }
-    out += "extern \"C\" void graphc_launch_" + name + "(void** a) {\n  " + name + "(";
+    out += "extern \"C\" void graphc_launch_" + name + "(void** a, unsigned threads) {\n  graphc_host::run(threads, [a] { " +
+           name + "(";
     for (size_t i = 0; i < types.size(); ++i)
       out += (i ? ", " : "") + std::string("*(") + types[i] + "*)a[" + std::to_string(i) + "]";
-    out += ");\n}\n";
+    out += "); });\n}\n";
   }
   return out;
 }
