@@ -745,7 +745,8 @@ class KernelWriter {
   /// tile as 4×4 mma.sync m16n8k16 tiles; A row-major and B n-major in
   /// shared memory with k contiguous (rows padded by 8 halves, which spreads
   /// a fragment's reads over all 32 banks), 16-byte global loads where the
-  /// layout and alignment allow (checked once per kernel), scalar else.
+  /// layout and alignment allow (checked once per kernel) and prefetched a
+  /// k-tile ahead into registers, scalar loads else.
   void gemmTensorCore() {
     const Gemm& g = *k_.gemm;
     const GemmDims d = gemmDims();
@@ -765,16 +766,32 @@ class KernelWriter {
     line("float acc[4][4][4];");
     line("#pragma unroll");
     line("for (int i = 0; i < 64; ++i) (&acc[0][0][0])[i] = 0.0f;");
+    // Software pipelining on the 16-byte paths: the next k-tile's global
+    // loads are issued into registers before this tile's mma work, and
+    // stored to shared memory at the top of the next iteration.
+    line("uint4 nextA[2], nextB[2];");
+    line("auto fetchA = [&](i64 k0) {{");
+    line("  for (int q = 0; q < 2; ++q) {{");
+    line("    const int e = threadIdx.x + q * 256, r = e >> 2, kq = (e & 3) * 8;");
+    line("    const i64 row = m0 + r, k = k0 + kq;");
+    line("    nextA[q] = row < M && k < K ? *reinterpret_cast<const uint4*>({} + {} + row * aRow + k) : make_uint4(0, 0, 0, 0);",
+         a.name, aBase);
+    line("  }}");
+    line("}};");
+    line("auto fetchB = [&](i64 k0) {{");
+    line("  for (int q = 0; q < 2; ++q) {{");
+    line("    const int e = threadIdx.x + q * 256, c = e >> 2, kq = (e & 3) * 8;");
+    line("    const i64 col = n0 + c, k = k0 + kq;");
+    line("    nextB[q] = col < N && k < K ? *reinterpret_cast<const uint4*>({} + {} + col * bCol + k) : make_uint4(0, 0, 0, 0);",
+         b.name, bBase);
+    line("  }}");
+    line("}};");
+    line("if (aVec) fetchA(0);");
+    line("if (bVec) fetchB(0);");
     open("for (i64 k0 = 0; k0 < K; k0 += 32)");
     // A tile: 128 rows × 32 k.
     open("if (aVec)");
-    open("for (int e = threadIdx.x; e < 128 * 4; e += 256)");
-    line("const int r = e >> 2, kq = (e & 3) * 8;");
-    line("const i64 row = m0 + r, k = k0 + kq;");
-    line("uint4 v = make_uint4(0, 0, 0, 0);");
-    line("if (row < M && k < K) v = *reinterpret_cast<const uint4*>({} + {} + row * aRow + k);", a.name, aBase);
-    line("*reinterpret_cast<uint4*>(&As[r][kq]) = v;");
-    close();
+    line("for (int q = 0; q < 2; ++q) {{ const int e = threadIdx.x + q * 256; *reinterpret_cast<uint4*>(&As[e >> 2][(e & 3) * 8]) = nextA[q]; }}");
     close();
     open("else");
     open("for (int e = threadIdx.x; e < 128 * 32; e += 256)");
@@ -785,13 +802,7 @@ class KernelWriter {
     close();
     // B tile: 128 columns × 32 k.
     open("if (bVec)");
-    open("for (int e = threadIdx.x; e < 128 * 4; e += 256)");
-    line("const int c = e >> 2, kq = (e & 3) * 8;");
-    line("const i64 col = n0 + c, k = k0 + kq;");
-    line("uint4 v = make_uint4(0, 0, 0, 0);");
-    line("if (col < N && k < K) v = *reinterpret_cast<const uint4*>({} + {} + col * bCol + k);", b.name, bBase);
-    line("*reinterpret_cast<uint4*>(&Bs[c][kq]) = v;");
-    close();
+    line("for (int q = 0; q < 2; ++q) {{ const int e = threadIdx.x + q * 256; *reinterpret_cast<uint4*>(&Bs[e >> 2][(e & 3) * 8]) = nextB[q]; }}");
     close();
     open("else");
     open("for (int e = threadIdx.x; e < 128 * 32; e += 256)");
@@ -802,6 +813,10 @@ class KernelWriter {
     close();
     close();
     line("__syncthreads();");
+    open("if (k0 + 32 < K)");
+    line("if (aVec) fetchA(k0 + 32);");
+    line("if (bVec) fetchB(k0 + 32);");
+    close();
     line("#pragma unroll");
     open("for (int ks = 0; ks < 32; ks += 16)");
     line("unsigned fa[4][4], fb[4][2];");

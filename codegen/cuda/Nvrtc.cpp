@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kModuleName = "graphc_module.cu";
+constexpr size_t kMemoryCacheEntries = 256;
 constexpr char kMagic[8] = {'G', 'C', 'C', 'U', 'B', 'I', 'N', '1'};
 
 uint64_t fnv1a(const std::string& s, uint64_t h) {
@@ -213,6 +214,9 @@ CompiledModule compileModule(const std::string& source, const std::string& arch,
     writeEntry(file, key, m.binary);
   }
   std::lock_guard<std::mutex> lock(cacheMutex());
+  // A bound on what one process keeps (the disk cache keeps the rest):
+  // a long run over many graphs starts afresh rather than growing.
+  if (memoryCache().size() >= kMemoryCacheEntries) memoryCache().clear();
   memoryCache()[key] = m;
   return m;
 }

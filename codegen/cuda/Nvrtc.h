@@ -1,6 +1,7 @@
 // NVRTC: a generated module's CUDA C++ → cubin for one architecture (or
 // PTX for `graphc compile --emit=ptx`). No GPU is needed, so CI compiles
-// every generated kernel. Results are cached in memory and on disk:
+// every generated kernel. Results are cached in memory (up to 256 modules
+// per process) and on disk:
 //
 //   key    a 128-bit hash of the source, the options and NVRTC's version
 //   file   $GRAPHC_CACHE_DIR (default $XDG_CACHE_HOME/graphc or
