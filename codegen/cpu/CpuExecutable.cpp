@@ -15,6 +15,7 @@
 #include "runtime/Half.h"
 #include "runtime/Interpreter.h"
 #include "runtime/ReferenceOps.h"
+#include "runtime/StepPlan.h"
 #include "runtime/ThreadPool.h"
 
 namespace graphc::codegen::cpu {
@@ -23,35 +24,9 @@ namespace {
 
 using runtime::Tensor;
 
-// ---- the plan: what compile() decides, independent of any call ------------
-
-/// Where a value's buffer lives.
-struct SlotPlan {
-  enum class Where { Param, Output, Arena, Owned, Constant };
-  Where where = Where::Owned;
-  ir::TensorType type;
-  int index = 0;          // Param, Output: position
-  ir::Bytes offset;       // Arena
-  Tensor constant;        // Constant: computed at compile time
-};
-
-struct RegionPlan;
-
-struct StepPlan {
-  enum class Kind { Kernel, Gemm, Eigh, Cond, Host, Copy };
-  Kind kind = Kind::Host;
-  const ir::Node* node = nullptr;
-  std::shared_ptr<const CompiledKernel> kernel;  // Kernel, Gemm (the epilogue)
-  std::shared_ptr<const ir::kernel::Kernel> kernelIR;
-  std::vector<int> inputs, outputs;  // slots
-  std::unique_ptr<RegionPlan> branches[2];
-  char uplo = 'L';
-};
-
-struct RegionPlan {
-  std::vector<SlotPlan> slots;
-  std::vector<StepPlan> steps;
-};
+using runtime::RegionPlan;
+using runtime::SlotPlan;
+using runtime::StepPlan;
 
 int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
   int64_t n = 1;
@@ -59,131 +34,28 @@ int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes
   return n;
 }
 
-class Planner {
- public:
-  /// Lowers and compiles every kernel of `g` up front, in parallel on the
-  /// thread pool (each kernel's compile is independent).
-  Planner(const ir::Graph& g, CompileReport* report) : report_(report) {
-    const std::vector<const ir::Node*> fused = ir::kernel::fusedOps(g.body);
-    std::vector<Compiled> compiled(fused.size());
-    for (size_t i = 0; i < fused.size(); ++i) {
+/// Compiles every kernel of `kernels` up front, in parallel on the thread
+/// pool (each kernel's compile is independent); the result is indexed like
+/// StepPlan::kernel.
+std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const runtime::LoweredKernels& lowered, CompileReport* report) {
+  std::vector<std::shared_ptr<const CompiledKernel>> compiled(lowered.kernels.size());
+  const auto start = std::chrono::steady_clock::now();
+  runtime::ThreadPool::global().parallelFor(static_cast<int64_t>(compiled.size()), 1, [&](int64_t begin, int64_t end, int) {
+    for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
       try {
-        compiled[i].kernelIR = std::make_shared<ir::kernel::Kernel>(ir::kernel::lower(*fused[i]));
+        compiled[i] = Jit::instance().compile(*lowered.kernels[i]);
       } catch (const ir::Error& e) {
-        throw ir::LocatedError(fused[i]->loc, e.what());
+        throw ir::LocatedError(lowered.fused[i]->loc, e.what());
       }
     }
-    const auto start = std::chrono::steady_clock::now();
-    runtime::ThreadPool::global().parallelFor(static_cast<int64_t>(fused.size()), 1, [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin; i < end; ++i) {
-        try {
-          compiled[static_cast<size_t>(i)].kernel = Jit::instance().compile(*compiled[static_cast<size_t>(i)].kernelIR);
-        } catch (const ir::Error& e) {
-          throw ir::LocatedError(fused[static_cast<size_t>(i)]->loc, e.what());
-        }
-      }
-    });
-    if (report_) report_->wallSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (size_t i = 0; i < fused.size(); ++i) {
-      if (report_)
-        report_->kernels.push_back({compiled[i].kernelIR->name, compiled[i].kernel->compileSeconds, compiled[i].kernel->fromCache});
-      kernels_[fused[i]] = std::move(compiled[i]);
-    }
+  });
+  if (report) {
+    report->wallSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (size_t i = 0; i < compiled.size(); ++i)
+      report->kernels.push_back({lowered.kernels[i]->name, compiled[i]->compileSeconds, compiled[i]->fromCache});
   }
-
-  std::unique_ptr<RegionPlan> plan(const ir::Region& r, const ir::MemoryPlan* memory) {
-    auto out = std::make_unique<RegionPlan>();
-    std::unordered_map<const ir::Value*, int> slotOf;
-    std::unordered_map<std::string, const ir::BufferAssignment*> assigned;
-    const auto names = ir::valueNames(r);
-    if (memory)
-      for (const ir::BufferAssignment& a : memory->buffers) assigned[a.value] = &a;
-    auto newSlot = [&](SlotPlan s) {
-      out->slots.push_back(std::move(s));
-      return static_cast<int>(out->slots.size()) - 1;
-    };
-    for (size_t k = 0; k < r.params().size(); ++k) {
-      slotOf[r.param(k)] = newSlot(SlotPlan{SlotPlan::Where::Param, r.param(k)->type, static_cast<int>(k), {}, {}});
-    }
-    // A returned value computed here is written straight into its output;
-    // a parameter, a constant or a value returned twice is copied there.
-    std::unordered_map<const ir::Value*, int> directOutput;
-    for (size_t k = 0; k < r.returns.size(); ++k) {
-      const ir::Value* v = r.returns[k];
-      const ir::Node* def = v->definingNode();
-      const bool computed = def && def->op != ir::OpId::Constant && def->op != ir::OpId::Full;
-      if (computed && !directOutput.count(v)) directOutput[v] = static_cast<int>(k);
-    }
-    for (const auto& n : r.nodes()) {
-      for (const auto& result : n->results()) {
-        const ir::Value* v = result.get();
-        SlotPlan s;
-        s.type = v->type;
-        if (auto it = directOutput.find(v); it != directOutput.end()) {
-          s.where = SlotPlan::Where::Output;
-          s.index = it->second;
-        } else if (auto a = assigned.find(names.at(v)); a != assigned.end()) {
-          s.where = SlotPlan::Where::Arena;
-          s.offset = a->second->offset;
-        }
-        slotOf[v] = newSlot(std::move(s));
-      }
-      StepPlan step = planNode(*n, slotOf);
-      if (step.kind == StepPlan::Kind::Host && (n->op == ir::OpId::Constant || n->op == ir::OpId::Full) &&
-          n->result()->type.isStatic()) {
-        // Constants are computed once, here (a returned one is copied out below).
-        SlotPlan& s = out->slots[static_cast<size_t>(slotOf[n->result()])];
-        s.where = SlotPlan::Where::Constant;
-        s.constant = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
-        continue;
-      }
-      out->steps.push_back(std::move(step));
-    }
-    for (size_t k = 0; k < r.returns.size(); ++k) {
-      const ir::Value* v = r.returns[k];
-      auto it = directOutput.find(v);
-      if (it != directOutput.end() && it->second == static_cast<int>(k)) continue;
-      int o = newSlot(SlotPlan{SlotPlan::Where::Output, v->type, static_cast<int>(k), {}, {}});
-      StepPlan copy;
-      copy.kind = StepPlan::Kind::Copy;
-      copy.inputs = {slotOf.at(v)};
-      copy.outputs = {o};
-      out->steps.push_back(std::move(copy));
-    }
-    return out;
-  }
-
- private:
-  StepPlan planNode(const ir::Node& n, std::unordered_map<const ir::Value*, int>& slotOf) {
-    StepPlan step;
-    step.node = &n;
-    for (const ir::Value* v : n.operands) step.inputs.push_back(slotOf.at(v));
-    for (const auto& v : n.results()) step.outputs.push_back(slotOf.at(v.get()));
-    if (n.op == ir::OpId::Fused) {
-      const Compiled& c = kernels_.at(&n);
-      step.kernel = c.kernel;
-      step.kernelIR = c.kernelIR;
-      step.kind = c.kernelIR->gemm ? StepPlan::Kind::Gemm : StepPlan::Kind::Kernel;
-    } else if (n.op == ir::OpId::Eigh) {
-      step.kind = StepPlan::Kind::Eigh;
-      const ir::Attribute* uplo = n.attrs.find("uplo");
-      step.uplo = uplo && uplo->s == "U" ? 'U' : 'L';
-    } else if (n.op == ir::OpId::Cond) {
-      step.kind = StepPlan::Kind::Cond;
-      for (int b = 0; b < 2; ++b) step.branches[b] = plan(*n.regions()[static_cast<size_t>(b)], nullptr);
-    } else {
-      step.kind = StepPlan::Kind::Host;  // an op no kernel holds: the reference implementation
-    }
-    return step;
-  }
-
-  struct Compiled {
-    std::shared_ptr<const ir::kernel::Kernel> kernelIR;
-    std::shared_ptr<const CompiledKernel> kernel;
-  };
-  CompileReport* report_;
-  std::unordered_map<const ir::Node*, Compiled> kernels_;
-};
+  return compiled;
+}
 
 // ---- binding: one call's (or one capture's) buffers and arguments ----------
 
@@ -191,6 +63,7 @@ struct BoundRegion;
 
 struct BoundStep {
   const StepPlan* plan = nullptr;
+  const CompiledKernel* kernel = nullptr;  // Kernel, Gemm
   std::vector<Tensor> inputs, outputs;
   std::vector<void*> buffers;  // kernel arguments: inputs then outputs
   std::vector<int64_t> sizes;
@@ -212,7 +85,8 @@ struct AlignedFree {
 
 class Binder {
  public:
-  explicit Binder(const ir::SymbolBindings& sizes) : sizes_(sizes) {}
+  Binder(const ir::SymbolBindings& sizes, const std::vector<std::shared_ptr<const CompiledKernel>>& kernels)
+      : sizes_(sizes), kernels_(kernels) {}
 
   std::unique_ptr<BoundRegion> bind(const RegionPlan& plan, const std::vector<Tensor>& params,
                                     const std::vector<Tensor>& results, std::byte* arena) {
@@ -245,9 +119,10 @@ class Binder {
     }
     if (s.kind != StepPlan::Kind::Kernel && s.kind != StepPlan::Kind::Gemm) return b;
     const ir::kernel::Kernel& k = *s.kernelIR;
+    b.kernel = kernels_.at(static_cast<size_t>(s.kernel)).get();
     for (Tensor& t : b.inputs) b.buffers.push_back(t.data());
     for (Tensor& t : b.outputs) b.buffers.push_back(t.data());
-    for (const std::string& sym : s.kernel->signature.symbols) b.sizes.push_back(sizes_.at(sym));
+    for (const std::string& sym : b.kernel->signature.symbols) b.sizes.push_back(sizes_.at(sym));
     b.total = extent(k.outer, sizes_);
     if (s.kind == StepPlan::Kind::Kernel) {
       // Chunks of at least ~32k elements of work: below that, threads cost more than they save.
@@ -291,6 +166,7 @@ class Binder {
   }
 
   const ir::SymbolBindings& sizes_;
+  const std::vector<std::shared_ptr<const CompiledKernel>>& kernels_;
 };
 
 // ---- execution --------------------------------------------------------------
@@ -308,7 +184,7 @@ void execute(BoundRegion& region, runtime::ThreadPool& pool);
 void executeStep(BoundStep& s, runtime::ThreadPool& pool) {
   switch (s.plan->kind) {
     case StepPlan::Kind::Kernel: {
-      auto fn = s.plan->kernel->pointwise();
+      auto fn = s.kernel->pointwise();
       pool.parallelFor(s.total, s.grain, [&](int64_t begin, int64_t end, int) {
         fn(s.buffers.data(), s.sizes.data(), begin, end);
       });
@@ -320,7 +196,7 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool) {
         widen(s.inputs[static_cast<size_t>(g.a)], s.gemmA);
         widen(s.inputs[static_cast<size_t>(g.b)], s.gemmB);
       }
-      auto fn = s.plan->kernel->epilogue();
+      auto fn = s.kernel->epilogue();
       runtime::cpu::gemmWithEpilogue(
           s.gemm, [&](int64_t begin, int64_t end, const void* acc) { fn(s.buffers.data(), s.sizes.data(), begin, end, acc); },
           s.scratch, pool);
@@ -372,8 +248,8 @@ bool overlaps(const Tensor& a, const Tensor& b) {
 
 class CpuExecutable final : public runtime::Executable {
  public:
-  CpuExecutable(const ir::Graph& g, std::unique_ptr<RegionPlan> plan)
-      : graph_(g), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {}
+  CpuExecutable(const ir::Graph& g, std::vector<std::shared_ptr<const CompiledKernel>> kernels, std::unique_ptr<RegionPlan> plan)
+      : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
@@ -421,11 +297,12 @@ class CpuExecutable final : public runtime::Executable {
     const int64_t bytes = graph_.memoryPlan ? graph_.memoryPlan->peak.evaluate(sizes) : 0;
     call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64 + 64))));
     if (!call.arena) throw ir::Error(fmt::format("cannot allocate the {}-byte arena", bytes));
-    call.region = Binder(sizes).bind(*plan_, inputs, outputs, call.arena.get());
+    call.region = Binder(sizes, kernels_).bind(*plan_, inputs, outputs, call.arena.get());
     return call;
   }
 
   const ir::Graph& graph_;
+  std::vector<std::shared_ptr<const CompiledKernel>> kernels_;  // by StepPlan::kernel
   std::unique_ptr<RegionPlan> plan_;
   runtime::ThreadPool& pool_;
   Call captured_;
@@ -434,9 +311,10 @@ class CpuExecutable final : public runtime::Executable {
 }  // namespace
 
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report) {
-  Planner planner(g, report);
-  auto plan = planner.plan(g.body, g.memoryPlan ? &*g.memoryPlan : nullptr);
-  return std::make_unique<CpuExecutable>(g, std::move(plan));
+  const runtime::LoweredKernels lowered = runtime::lowerKernels(g);
+  auto kernels = compileKernels(lowered, report);
+  auto plan = runtime::planRegion(g.body, g.memoryPlan ? &*g.memoryPlan : nullptr, lowered.kernels, lowered.position);
+  return std::make_unique<CpuExecutable>(g, std::move(kernels), std::move(plan));
 }
 
 }  // namespace graphc::codegen::cpu

@@ -17,6 +17,7 @@
 #include "ir/KernelIR.h"
 #include "ir/Printer.h"
 #include "runtime/Interpreter.h"
+#include "runtime/StepPlan.h"
 
 namespace graphc::codegen::cuda {
 
@@ -39,36 +40,9 @@ bool containsOp(const ir::Region& r, ir::OpId op) {
   return false;
 }
 
-// ---- the plan: what compile() decides, independent of any call ------------
-
-struct SlotPlan {
-  enum class Where { Param, Output, Arena, Owned, Constant };
-  Where where = Where::Owned;
-  ir::TensorType type;
-  int index = 0;         // Param, Output: position
-  ir::Bytes offset;      // Arena
-  void* constant = nullptr;  // Constant: device copy made at compile time
-};
-
-struct RegionPlan;
-
-struct StepPlan {
-  enum class Kind { Kernel, Gemm, Eigh, Cond, Host, Copy };
-  Kind kind = Kind::Host;
-  const ir::Node* node = nullptr;
-  std::shared_ptr<const ir::kernel::Kernel> kernelIR;
-  const CudaKernel* kernel = nullptr;
-  cudaKernel_t fn = nullptr;
-  std::optional<LtEpilogue> lt;  // Gemm through cuBLASLt
-  std::vector<int> inputs, outputs;
-  std::unique_ptr<RegionPlan> branches[2];
-  char uplo = 'L';
-};
-
-struct RegionPlan {
-  std::vector<SlotPlan> slots;
-  std::vector<StepPlan> steps;
-};
+using runtime::RegionPlan;
+using runtime::SlotPlan;
+using runtime::StepPlan;
 
 /// What every binding shares: the loaded module, the library handles and
 /// the constants' device copies.
@@ -81,7 +55,9 @@ struct Module {
   syevjInfo_t syevj = nullptr;
   int solverVersion = 0;
   int multiprocessors = 1;
-  std::vector<void*> constants;
+  std::vector<cudaKernel_t> functions;           // by StepPlan::kernel
+  std::vector<std::optional<LtEpilogue>> lt;     // by StepPlan::kernel: GEMMs cuBLASLt takes
+  std::unordered_map<const SlotPlan*, void*> constants;  // device copies, made at compile time
 
   cudaKernel_t kernel(const std::string& name) const {
     auto it = kernels.find(name);
@@ -90,114 +66,12 @@ struct Module {
   }
 
   ~Module() {
-    for (void* c : constants) cudaFree(c);
+    for (auto& [slot, c] : constants) cudaFree(c);
     if (syevj) cusolverDnDestroySyevjInfo(syevj);
     if (solverParams) cusolverDnDestroyParams(solverParams);
     if (solver) cusolverDnDestroy(solver);
     if (library) cudaLibraryUnload(library);
   }
-};
-
-class Planner {
- public:
-  Planner(Module& m, const CompileOptions& options, const std::vector<const ir::Node*>& fused,
-          std::vector<std::shared_ptr<const ir::kernel::Kernel>>& irs)
-      : m_(m), options_(options) {
-    for (size_t i = 0; i < fused.size(); ++i) kernels_[fused[i]] = {irs[i], &m.source.kernels[i]};
-  }
-
-  std::unique_ptr<RegionPlan> plan(const ir::Region& r, const ir::MemoryPlan* memory) {
-    auto out = std::make_unique<RegionPlan>();
-    std::unordered_map<const ir::Value*, int> slotOf;
-    std::unordered_map<std::string, const ir::BufferAssignment*> assigned;
-    const auto names = ir::valueNames(r);
-    if (memory)
-      for (const ir::BufferAssignment& a : memory->buffers) assigned[a.value] = &a;
-    auto newSlot = [&](SlotPlan s) {
-      out->slots.push_back(std::move(s));
-      return static_cast<int>(out->slots.size()) - 1;
-    };
-    for (size_t k = 0; k < r.params().size(); ++k)
-      slotOf[r.param(k)] = newSlot(SlotPlan{SlotPlan::Where::Param, r.param(k)->type, static_cast<int>(k), {}, nullptr});
-    // A returned value computed here is written straight into its output.
-    std::unordered_map<const ir::Value*, int> directOutput;
-    for (size_t k = 0; k < r.returns.size(); ++k) {
-      const ir::Value* v = r.returns[k];
-      const ir::Node* def = v->definingNode();
-      const bool computed = def && def->op != ir::OpId::Constant && def->op != ir::OpId::Full;
-      if (computed && !directOutput.count(v)) directOutput[v] = static_cast<int>(k);
-    }
-    for (const auto& n : r.nodes()) {
-      for (const auto& result : n->results()) {
-        const ir::Value* v = result.get();
-        SlotPlan s;
-        s.type = v->type;
-        if (auto it = directOutput.find(v); it != directOutput.end()) {
-          s.where = SlotPlan::Where::Output;
-          s.index = it->second;
-        } else if (auto a = assigned.find(names.at(v)); a != assigned.end()) {
-          s.where = SlotPlan::Where::Arena;
-          s.offset = a->second->offset;
-        }
-        slotOf[v] = newSlot(std::move(s));
-      }
-      StepPlan step = planNode(*n, slotOf);
-      if (step.kind == StepPlan::Kind::Host && (n->op == ir::OpId::Constant || n->op == ir::OpId::Full) &&
-          n->result()->type.isStatic()) {
-        // Constants are computed once, here, and live on the device.
-        SlotPlan& s = out->slots[static_cast<size_t>(slotOf[n->result()])];
-        const Tensor value = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
-        s.where = SlotPlan::Where::Constant;
-        check(cudaMalloc(&s.constant, std::max<size_t>(value.nbytes(), 1)), "cudaMalloc (constant)");
-        m_.constants.push_back(s.constant);
-        check(cudaMemcpy(s.constant, value.data(), value.nbytes(), cudaMemcpyHostToDevice), "cudaMemcpy (constant)");
-        continue;
-      }
-      out->steps.push_back(std::move(step));
-    }
-    for (size_t k = 0; k < r.returns.size(); ++k) {
-      const ir::Value* v = r.returns[k];
-      auto it = directOutput.find(v);
-      if (it != directOutput.end() && it->second == static_cast<int>(k)) continue;
-      int o = newSlot(SlotPlan{SlotPlan::Where::Output, v->type, static_cast<int>(k), {}, nullptr});
-      StepPlan copy;
-      copy.kind = StepPlan::Kind::Copy;
-      copy.inputs = {slotOf.at(v)};
-      copy.outputs = {o};
-      out->steps.push_back(std::move(copy));
-    }
-    return out;
-  }
-
- private:
-  StepPlan planNode(const ir::Node& n, std::unordered_map<const ir::Value*, int>& slotOf) {
-    StepPlan step;
-    step.node = &n;
-    for (const ir::Value* v : n.operands) step.inputs.push_back(slotOf.at(v));
-    for (const auto& v : n.results()) step.outputs.push_back(slotOf.at(v.get()));
-    if (n.op == ir::OpId::Fused) {
-      const auto& [kernelIR, kernel] = kernels_.at(&n);
-      step.kernelIR = kernelIR;
-      step.kernel = kernel;
-      step.fn = m_.kernel(kernel->name);
-      step.kind = kernelIR->gemm ? StepPlan::Kind::Gemm : StepPlan::Kind::Kernel;
-      if (step.kind == StepPlan::Kind::Gemm && options_.matmul == MatmulImpl::CublasLt) step.lt = matchLtEpilogue(*kernelIR);
-    } else if (n.op == ir::OpId::Eigh) {
-      step.kind = StepPlan::Kind::Eigh;
-      const ir::Attribute* uplo = n.attrs.find("uplo");
-      step.uplo = uplo && uplo->s == "U" ? 'U' : 'L';
-    } else if (n.op == ir::OpId::Cond) {
-      step.kind = StepPlan::Kind::Cond;
-      for (int b = 0; b < 2; ++b) step.branches[b] = plan(*n.regions()[static_cast<size_t>(b)], nullptr);
-    } else {
-      step.kind = StepPlan::Kind::Host;
-    }
-    return step;
-  }
-
-  Module& m_;
-  const CompileOptions& options_;
-  std::unordered_map<const ir::Node*, std::pair<std::shared_ptr<const ir::kernel::Kernel>, const CudaKernel*>> kernels_;
 };
 
 // ---- binding: one call's (or one capture's) device buffers and arguments ---
@@ -301,7 +175,7 @@ class Binding {
         case SlotPlan::Where::Constant:
           d.dtype = s.type.dtype;
           d.shape = shape;
-          d.data = static_cast<std::byte*>(s.constant);
+          d.data = static_cast<std::byte*>(m_.constants.at(&s));
           constants_.insert(d.data);
           break;
         case SlotPlan::Where::Arena:
@@ -374,7 +248,7 @@ class Binding {
 
   void bindLaunch(BoundStep& s) {
     const ir::kernel::Kernel& k = *s.plan->kernelIR;
-    const CudaKernel& info = *s.plan->kernel;
+    const CudaKernel& info = m_.source.kernels.at(static_cast<size_t>(s.plan->kernel));
     for (DeviceTensor& t : s.inputs) s.pointers.push_back(t.data);
     for (DeviceTensor& t : s.outputs) s.pointers.push_back(t.data);
     for (const std::string& sym : info.symbols) s.extents.push_back(sizes_.at(sym));
@@ -419,7 +293,8 @@ class Binding {
                       static_cast<unsigned>(std::clamp<int64_t>(tiles(M, info.tileM), 1, 65535)),
                       static_cast<unsigned>(std::clamp<int64_t>(batch, 1, 65535)));
         s.empty = total == 0;
-        if (s.plan->lt && !s.empty) s.lt = std::make_unique<LtMatmul>(a.dtype, M, N, K, *s.plan->lt);
+        if (const auto& lt = m_.lt[static_cast<size_t>(s.plan->kernel)]; lt && !s.empty)
+          s.lt = std::make_unique<LtMatmul>(a.dtype, M, N, K, *lt);
         break;
       }
     }
@@ -531,10 +406,11 @@ class Executor {
         if (s.lt) {
           const ir::kernel::Gemm& g = *s.plan->kernelIR->gemm;
           s.lt->run(s.inputs[static_cast<size_t>(g.a)].data, s.inputs[static_cast<size_t>(g.b)].data,
-                    s.inputs[static_cast<size_t>(s.plan->lt->bias)].data, s.outputs[0].data, stream);
+                    s.inputs[static_cast<size_t>(m_.lt[static_cast<size_t>(s.plan->kernel)]->bias)].data, s.outputs[0].data,
+                    stream);
           return;
         }
-        launch(s.plan->fn, s.grid, s.block, s.args.data(), stream, "cudaLaunchKernel");
+        launch(m_.functions[static_cast<size_t>(s.plan->kernel)], s.grid, s.block, s.args.data(), stream, "cudaLaunchKernel");
         return;
       case StepPlan::Kind::Eigh: eigh(s, stream); return;
       case StepPlan::Kind::Cond: cond(s, depth); return;
@@ -684,15 +560,17 @@ void checkEighInfo(BoundRegion& r) {
   }
 }
 
-std::string describe(const RegionPlan& plan, int indent) {
+std::string describe(const RegionPlan& plan, const Module& m, int indent) {
   std::string out;
   for (const StepPlan& s : plan.steps) {
     std::string what;
     switch (s.kind) {
       case StepPlan::Kind::Kernel:
       case StepPlan::Kind::Gemm:
-        what = s.lt ? fmt::format("cublaslt {}", s.kernelIR->name)
-                    : fmt::format("kernel {} ({})", s.kernelIR->name, strategyName(s.kernel->strategy));
+        what = m.lt[static_cast<size_t>(s.kernel)]
+                   ? fmt::format("cublaslt {}", s.kernelIR->name)
+                   : fmt::format("kernel {} ({})", s.kernelIR->name,
+                                 strategyName(m.source.kernels[static_cast<size_t>(s.kernel)].strategy));
         break;
       case StepPlan::Kind::Eigh: what = "eigh"; break;
       case StepPlan::Kind::Cond: what = "cond"; break;
@@ -703,7 +581,7 @@ std::string describe(const RegionPlan& plan, int indent) {
     if (s.kind == StepPlan::Kind::Cond)
       for (int b = 0; b < 2; ++b) {
         out += fmt::format("{:{}}{}:\n", "", indent + 2, b == 0 ? "then" : "else");
-        out += describe(*s.branches[b], indent + 4);
+        out += describe(*s.branches[b], m, indent + 4);
       }
   }
   return out;
@@ -761,8 +639,7 @@ class CudaExecutable final : public runtime::Executable {
     for (const Tensor& t : inputs) c->staging.push_back(pinnedCopyOf(t.nbytes(), *c));
     for (const Tensor& t : outputs) c->staging.push_back(pinnedCopyOf(t.nbytes(), *c));
     cudaStream_t stream = streams_.at(0);
-    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    try {
+    exec_ = record(stream, [&] {
       for (size_t k = 0; k < inputs.size(); ++k)
         check(cudaMemcpyAsync(c->binding->paramTensors[k].data, c->staging[k], inputs[k].nbytes(), cudaMemcpyHostToDevice, stream),
               "cudaMemcpyAsync (input)");
@@ -771,18 +648,9 @@ class CudaExecutable final : public runtime::Executable {
         check(cudaMemcpyAsync(c->staging[inputs.size() + k], c->binding->resultTensors[k].data, outputs[k].nbytes(),
                               cudaMemcpyDeviceToHost, stream),
               "cudaMemcpyAsync (result)");
-    } catch (...) {
-      cudaGraph_t broken = nullptr;
-      cudaStreamEndCapture(stream, &broken);
-      if (broken) cudaGraphDestroy(broken);
-      throw;
-    }
-    cudaGraph_t graph = nullptr;
-    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-    const cudaError_t instantiated = cudaGraphInstantiate(&exec_, graph, 0);
-    cudaGraphDestroy(graph);
-    check(instantiated, "cudaGraphInstantiate");
-    stepsExec_ = captureSteps(*c);
+    });
+    // The steps alone as a second graph (benchmarks time it without the copies).
+    stepsExec_ = record(stream, [&] { Executor(*module_, streams_, true).region(*c->binding->region, 0); });
     captured_ = std::move(c);
   }
 
@@ -819,7 +687,7 @@ class CudaExecutable final : public runtime::Executable {
     checkEighInfo(*c.binding->region);
   }
 
-  std::string describe() const override { return cuda::describe(*plan_, 0); }
+  std::string describe() const override { return cuda::describe(*plan_, *module_, 0); }
 
   double timeSteps(int iterations, bool asGraph) {
     if (!captured_) throw ir::Error("timeCapturedSteps: nothing captured (call capture first)");
@@ -853,12 +721,12 @@ class CudaExecutable final : public runtime::Executable {
     }
   };
 
-  /// The steps alone as a second graph (benchmarks time it without the copies).
-  cudaGraphExec_t captureSteps(Captured& c) {
-    cudaStream_t stream = streams_.at(0);
+  /// What `body` launches on `stream`, captured and instantiated as one CUDA graph.
+  template <typename Body>
+  static cudaGraphExec_t record(cudaStream_t stream, Body&& body) {
     check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     try {
-      Executor(*module_, streams_, true).region(*c.binding->region, 0);
+      body();
     } catch (...) {
       cudaGraph_t broken = nullptr;
       cudaStreamEndCapture(stream, &broken);
@@ -888,44 +756,48 @@ class CudaExecutable final : public runtime::Executable {
   cudaGraphExec_t exec_ = nullptr, stepsExec_ = nullptr;
 };
 
-struct Lowered {
-  std::vector<const ir::Node*> fused;
-  std::vector<std::shared_ptr<const ir::kernel::Kernel>> kernels;
-};
-
-Lowered lowerAll(const ir::Graph& g) {
-  Lowered out;
-  out.fused = ir::kernel::fusedOps(g.body);
-  for (const ir::Node* f : out.fused) {
-    try {
-      out.kernels.push_back(std::make_shared<ir::kernel::Kernel>(ir::kernel::lower(*f)));
-    } catch (const ir::Error& e) {
-      throw ir::LocatedError(f->loc, e.what());
-    }
-  }
-  return out;
-}
-
-CudaModule emitLowered(const ir::Graph& g, const Lowered& l) {
+CudaModule emitLowered(const ir::Graph& g, const runtime::LoweredKernels& l) {
   std::vector<const ir::kernel::Kernel*> kernels;
   for (const auto& k : l.kernels) kernels.push_back(k.get());
+  EmitOptions options;
+  options.conditions = containsOp(g.body, ir::OpId::Cond);
+  options.transpose = containsOp(g.body, ir::OpId::Eigh);
   try {
-    EmitOptions options;
-    options.conditions = containsOp(g.body, ir::OpId::Cond);
-    options.transpose = containsOp(g.body, ir::OpId::Eigh);
     return emitModule(kernels, options);
   } catch (const ir::Error& e) {
-    throw ir::LocatedError(l.fused.empty() ? g.loc : l.fused.front()->loc, e.what());
+    // Locate the kernel the emitter refused.
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      try {
+        emitModule({kernels[i]});
+      } catch (const ir::Error& one) {
+        throw ir::LocatedError(l.fused[i]->loc, one.what());
+      }
+    }
+    throw;
   }
+}
+
+/// Uploads the plan's constants (cond branches included) once.
+void uploadConstants(const RegionPlan& plan, Module& m) {
+  for (const SlotPlan& s : plan.slots) {
+    if (s.where != SlotPlan::Where::Constant) continue;
+    void* d = nullptr;
+    check(cudaMalloc(&d, std::max<size_t>(s.constant.nbytes(), 1)), "cudaMalloc (constant)");
+    m.constants[&s] = d;
+    check(cudaMemcpy(d, s.constant.data(), s.constant.nbytes(), cudaMemcpyHostToDevice), "cudaMemcpy (constant)");
+  }
+  for (const StepPlan& s : plan.steps)
+    for (const auto& b : s.branches)
+      if (b) uploadConstants(*b, m);
 }
 
 }  // namespace
 
-CudaModule emitGraph(const ir::Graph& g) { return emitLowered(g, lowerAll(g)); }
+CudaModule emitGraph(const ir::Graph& g) { return emitLowered(g, runtime::lowerKernels(g)); }
 
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const CompileOptions& options, CompileReport* report) {
   const DeviceInfo& dev = device();
-  Lowered lowered = lowerAll(g);
+  const runtime::LoweredKernels lowered = runtime::lowerKernels(g);
   auto m = std::make_unique<Module>();
   m->source = emitLowered(g, lowered);
   m->multiprocessors = dev.multiprocessors;
@@ -954,9 +826,12 @@ std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const Comp
     checkSolver(cusolverDnCreateSyevjInfo(&m->syevj), "cusolverDnCreateSyevjInfo");
     m->solverVersion = cusolverVersion();
   }
-  Module& module = *m;
-  Planner planner(module, options, lowered.fused, lowered.kernels);
-  auto plan = planner.plan(g.body, g.memoryPlan ? &*g.memoryPlan : nullptr);
+  for (size_t i = 0; i < lowered.kernels.size(); ++i) {
+    m->functions.push_back(m->kernels.at(m->source.kernels[i].name));
+    m->lt.push_back(options.matmul == MatmulImpl::CublasLt ? matchLtEpilogue(*lowered.kernels[i]) : std::nullopt);
+  }
+  auto plan = runtime::planRegion(g.body, g.memoryPlan ? &*g.memoryPlan : nullptr, lowered.kernels, lowered.position);
+  uploadConstants(*plan, *m);
   return std::make_unique<CudaExecutable>(g, std::move(m), std::move(plan));
 }
 

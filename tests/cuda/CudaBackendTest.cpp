@@ -35,26 +35,6 @@ using runtime::Tensor;
     if (!reason.empty()) GTEST_SKIP() << "no CUDA device: " << reason;               \
   } while (0)
 
-std::unique_ptr<ir::Module> optimised(const std::string& text) {
-  auto m = testing::parseOk(text);
-  if (!m) return nullptr;
-  ir::DiagnosticEngine diags;
-  passes::PassManager pm;
-  passes::addDefaultPipeline(pm);
-  EXPECT_TRUE(pm.run(*m, diags));
-  return m;
-}
-
-std::vector<Tensor> poisonedOutputs(const ir::Graph& g, const std::vector<Tensor>& inputs) {
-  const ir::SymbolBindings sizes = runtime::bindInputs(g, inputs);
-  std::vector<Tensor> out;
-  for (const ir::TensorType& t : g.resultTypes) {
-    out.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
-    out.back().fillBytes(0xff);
-  }
-  return out;
-}
-
 std::vector<Tensor> randomInputs(const ir::Graph& g, uint64_t seed) {
   ir::SymbolBindings sizes;
   std::vector<Tensor> inputs;
@@ -85,12 +65,12 @@ testing::Tolerance toleranceFor(const Tensor& want, bool gemm, bool eigh) {
 /// the reference, and compares.
 void expectMatchesReference(const std::string& text, const std::string& what, uint64_t seed = 7) {
   auto original = testing::parseOk(text);
-  auto m = optimised(text);
+  auto m = testing::optimisedOk(text);
   ASSERT_TRUE(original && m) << what;
   const ir::Graph& g = *m->entry();
   const std::vector<Tensor> inputs = randomInputs(g, seed);
   auto exe = codegen::cuda::compileGraph(g);
-  std::vector<Tensor> replayed = poisonedOutputs(g, inputs);
+  std::vector<Tensor> replayed = testing::poisonedOutputs(g, inputs);
   exe->capture(inputs, replayed);
   exe->replay();
   const std::vector<Tensor> ran = exe->run(inputs);
@@ -120,13 +100,13 @@ TEST_P(CudaGolden, MatchesReference) {
   ASSERT_TRUE(source);
   const std::string text = source->text;
   auto original = testing::parseOk(text);
-  auto m = optimised(text);
+  auto m = testing::optimisedOk(text);
   ASSERT_TRUE(original && m);
   std::vector<Tensor> inputs;
   for (size_t k = 0; k < m->entry()->body.params().size(); ++k)
     inputs.push_back(runtime::readNpy((testing::kGoldenCases / (name + ".in" + std::to_string(k) + ".npy")).string()));
   auto exe = codegen::cuda::compileGraph(*m->entry());
-  std::vector<Tensor> got = poisonedOutputs(*m->entry(), inputs);
+  std::vector<Tensor> got = testing::poisonedOutputs(*m->entry(), inputs);
   exe->capture(inputs, got);
   exe->replay();
   const std::vector<Tensor> want = runtime::interpret(*original->entry(), inputs);
@@ -191,7 +171,7 @@ void expectEigh(ir::DType t, int64_t batch, int64_t n) {
   const std::string text = fmt::format(
       "graph @f(%a: {0}[{1}, {2}, {2}]) -> ({0}[{1}, {2}], {0}[{1}, {2}, {2}]) {{\n  %w, %v = eigh(%a)\n  return %w, %v\n}}\n", dt,
       batch, n);
-  auto m = optimised(text);
+  auto m = testing::optimisedOk(text);
   ASSERT_TRUE(m);
   const Tensor a = symmetricBatch(t, batch, n, 11);
   auto exe = codegen::cuda::compileGraph(*m->entry());
@@ -225,7 +205,7 @@ TEST(CudaEigh, BatchesUpTo10000) {
 
 TEST(CudaEigh, AFailureNamesItsBatchIndex) {
   REQUIRE_CUDA_DEVICE();
-  auto m = optimised("graph @f(%a: f32[37, 16, 16]) -> (f32[37, 16], f32[37, 16, 16]) {\n  %w, %v = eigh(%a)\n  return %w, %v\n}\n");
+  auto m = testing::optimisedOk("graph @f(%a: f32[37, 16, 16]) -> (f32[37, 16], f32[37, 16, 16]) {\n  %w, %v = eigh(%a)\n  return %w, %v\n}\n");
   ASSERT_TRUE(m);
   Tensor a = symmetricBatch(ir::DType::F32, 37, 16, 5);
   for (int64_t i = 0; i < 16 * 16; ++i) a.setDouble(21 * 16 * 16 + i, NAN);
@@ -261,13 +241,13 @@ graph @f(%x: f32[256, 64], %w: f32[32, 64]) -> (f32[256, 32]) {
 TEST(CudaCapture, CondTakesBothWaysInsideOneReplayedGraph) {
   REQUIRE_CUDA_DEVICE();
   auto original = testing::parseOk(kCondGraph);
-  auto m = optimised(kCondGraph);
+  auto m = testing::optimisedOk(kCondGraph);
   ASSERT_TRUE(original && m);
   auto exe = codegen::cuda::compileGraph(*m->entry());
   Tensor x = runtime::randomTensor(ir::DType::F32, {256, 64}, 3);
   const Tensor w = runtime::randomTensor(ir::DType::F32, {32, 64}, 4);
   for (int64_t i = 0; i < x.numel(); ++i) x.setDouble(i, std::fabs(x.getDouble(i)));  // sum > 0: then
-  std::vector<Tensor> out = poisonedOutputs(*m->entry(), {x, w});
+  std::vector<Tensor> out = testing::poisonedOutputs(*m->entry(), {x, w});
   exe->capture({x, w}, out);
   for (int round = 0; round < 4; ++round) {
     if (round % 2 == 1)  // flip the predicate's sign in the same, captured input buffer
@@ -285,12 +265,12 @@ TEST(CudaCapture, ReplaySeesChangedInputsAndStepByStepAgrees) {
   const char* text = "graph @f(%x: f32[N, 300], %y: f32[N, 300]) -> f32[N, 300] {\n  %a = mul(%x, %y)\n  %t = tanh(%a)\n"
                      "  %s = softmax(%t) {dim = -1}\n  return %s\n}\n";
   auto original = testing::parseOk(text);
-  auto m = optimised(text);
+  auto m = testing::optimisedOk(text);
   ASSERT_TRUE(original && m);
   auto exe = codegen::cuda::compileGraph(*m->entry());
   Tensor x = runtime::randomTensor(ir::DType::F32, {33, 300}, 1);
   Tensor y = runtime::randomTensor(ir::DType::F32, {33, 300}, 2);
-  std::vector<Tensor> out = poisonedOutputs(*m->entry(), {x, y});
+  std::vector<Tensor> out = testing::poisonedOutputs(*m->entry(), {x, y});
   exe->capture({x, y}, out);
   for (int round = 0; round < 3; ++round) {
     const Tensor fresh = runtime::randomTensor(ir::DType::F32, {33, 300}, 10 + static_cast<uint64_t>(round));
@@ -306,7 +286,7 @@ TEST(CudaCapture, ReplaySeesChangedInputsAndStepByStepAgrees) {
 
 TEST(CudaCapture, RejectsOutputsOfTheWrongType) {
   REQUIRE_CUDA_DEVICE();
-  auto m = optimised("graph @f(%x: f32[4]) -> f32[4] {\n  %y = exp(%x)\n  return %y\n}\n");
+  auto m = testing::optimisedOk("graph @f(%x: f32[4]) -> f32[4] {\n  %y = exp(%x)\n  return %y\n}\n");
   ASSERT_TRUE(m);
   auto exe = codegen::cuda::compileGraph(*m->entry());
   const Tensor x(ir::DType::F32, {4});
@@ -325,7 +305,7 @@ TEST(CudaCublasLt, LinearBiasReluMatchesReference) {
         "  %r = relu(%y)\n  return %r\n}}\n",
         dt);
     auto original = testing::parseOk(text);
-    auto m = optimised(text);
+    auto m = testing::optimisedOk(text);
     ASSERT_TRUE(original && m);
     codegen::cuda::CompileOptions options;
     options.matmul = codegen::cuda::MatmulImpl::CublasLt;

@@ -30,16 +30,6 @@ namespace {
 namespace fs = std::filesystem;
 using codegen::cuda::CudaModule;
 
-std::unique_ptr<ir::Module> optimised(const std::string& text) {
-  auto m = testing::parseOk(text);
-  if (!m) return nullptr;
-  ir::DiagnosticEngine diags;
-  passes::PassManager pm;
-  passes::addDefaultPipeline(pm);
-  EXPECT_TRUE(pm.run(*m, diags));
-  return m;
-}
-
 int countKernels(const std::string& source) {
   int n = 0;
   for (size_t at = source.find("extern \"C\" __global__"); at != std::string::npos; at = source.find("extern \"C\" __global__", at + 1))
@@ -67,7 +57,7 @@ TEST_P(CudaProjectGraphCompiles, WithNvrtcForSm80AndSm90) {
   const size_t hash = param.rfind('#');
   const std::string chunk =
       testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))];
-  auto m = optimised(chunk);
+  auto m = testing::optimisedOk(chunk);
   ASSERT_TRUE(m);
   const CudaModule module = codegen::cuda::emitGraph(*m->entry());
   EXPECT_EQ(static_cast<size_t>(countKernels(module.source)),
@@ -95,7 +85,7 @@ TEST_P(CudaRandomGraphsCompile, WithNvrtcForSm80AndSm90) {
     const uint64_t seed = static_cast<uint64_t>(1 + (batch % 4) * 25 + s);
     difftest::RandomGraphOptions options;
     options.useF32 = f32;
-    auto m = optimised(difftest::randomGraph(seed, options));
+    auto m = testing::optimisedOk(difftest::randomGraph(seed, options));
     ASSERT_TRUE(m) << "seed " << seed;
     for (const ir::Node* f : ir::kernel::fusedOps(m->entry()->body)) {
       kernels.push_back(ir::kernel::lower(*f));
@@ -121,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CudaRandomGraphsCompile, ::testing::Range(0, 6)
 // ---- what the source holds -------------------------------------------------------
 
 TEST(CudaCodegen, LinearBiasReluIsOneTensorCoreKernelWithTheEpilogueInRegisters) {
-  auto m = optimised(R"(
+  auto m = testing::optimisedOk(R"(
 graph @f(%x: bf16[B, 256], %w: bf16[128, 256], %b: bf16[128]) -> bf16[B, 128] {
   %y = linear(%x, %w, %b)
   %r = relu(%y)
@@ -142,7 +132,7 @@ graph @f(%x: bf16[B, 256], %w: bf16[128, 256], %b: bf16[128]) -> bf16[B, 128] {
 }
 
 TEST(CudaCodegen, F32LinearUsesTheSimtTemplate) {
-  auto m = optimised(R"(
+  auto m = testing::optimisedOk(R"(
 graph @f(%x: f32[64, 32], %w: f32[16, 32], %b: f32[16]) -> f32[64, 16] {
   %y = linear(%x, %w, %b)
   %r = relu(%y)
@@ -157,7 +147,7 @@ graph @f(%x: f32[64, 32], %w: f32[16, 32], %b: f32[16]) -> f32[64, 16] {
 }
 
 TEST(CudaCodegen, ContiguousPointwiseKernelsGetTheVectorPath) {
-  auto m = optimised(R"(
+  auto m = testing::optimisedOk(R"(
 graph @f(%x: f32[N, 1024], %a: f32[1024], %c: f32[]) -> f32[N, 1024] {
   %y = mul(%x, %a)
   %z = add(%y, %c)
@@ -183,9 +173,9 @@ graph @f(%x: f32[64, {}]) -> f32[64, {}] {{
   return %s
 }}
 )";
-  auto shortRows = optimised(fmt::format(fmt::runtime(graph), 128, 128));
-  auto longRows = optimised(fmt::format(fmt::runtime(graph), 4096, 4096));
-  auto symbolic = optimised(fmt::format(fmt::runtime(graph), "R", "R"));
+  auto shortRows = testing::optimisedOk(fmt::format(fmt::runtime(graph), 128, 128));
+  auto longRows = testing::optimisedOk(fmt::format(fmt::runtime(graph), 4096, 4096));
+  auto symbolic = testing::optimisedOk(fmt::format(fmt::runtime(graph), "R", "R"));
   ASSERT_TRUE(shortRows && longRows && symbolic);
   const CudaModule a = codegen::cuda::emitGraph(*shortRows->entry());
   const CudaModule b = codegen::cuda::emitGraph(*longRows->entry());
@@ -202,7 +192,7 @@ graph @f(%x: f32[64, {}]) -> f32[64, {}] {{
 }
 
 TEST(CudaCodegen, InputIdentifiersNeverReachTheSource) {
-  auto m = optimised(R"(
+  auto m = testing::optimisedOk(R"(
 graph @user_graph_name(%user_input_x: f32[UserBatch, 8], %user_input_y: f32[UserBatch, 8]) -> f32[UserBatch, 8] {
   %user_sum = add(%user_input_x, %user_input_y)
   %user_out = tanh(%user_sum)
@@ -219,7 +209,7 @@ graph @user_graph_name(%user_input_x: f32[UserBatch, 8], %user_input_y: f32[User
 }
 
 TEST(CudaCodegen, CondAndEighModulesDefineTheirHelperKernels) {
-  auto m = optimised(R"(
+  auto m = testing::optimisedOk(R"(
 graph @f(%p: bool[], %a: f64[4, 4]) -> (f64[4], f64[4, 4]) {
   %w, %v = eigh(%a)
   %r = cond(%p, %v) then(%t: f64[4, 4]) {
@@ -342,7 +332,7 @@ TEST(CudaEighDispatch, OlderCusolverUsesJacobiForSmallNAndALoopForLarge) {
 }
 
 ir::kernel::Kernel onlyKernel(const std::string& text) {
-  auto m = optimised(text);
+  auto m = testing::optimisedOk(text);
   const auto fused = ir::kernel::fusedOps(m->entry()->body);
   EXPECT_EQ(fused.size(), 1u);
   return ir::kernel::lower(*fused.at(0));
@@ -380,7 +370,7 @@ graph @f(%x: {0}[64, 32], %w: {0}[16, 32], %b: {0}[16]) -> {0}[64, 16] {{
 TEST(CudaDevice, WithoutOneCompilingFailsWithOneClearLine) {
   const std::string reason = codegen::cuda::noDeviceReason();
   if (reason.empty()) GTEST_SKIP() << "a CUDA device is present: " << codegen::cuda::device().name;
-  auto m = optimised("graph @f(%x: f32[4]) -> f32[4] {\n  %y = exp(%x)\n  return %y\n}\n");
+  auto m = testing::optimisedOk("graph @f(%x: f32[4]) -> f32[4] {\n  %y = exp(%x)\n  return %y\n}\n");
   ASSERT_TRUE(m);
   try {
     codegen::cuda::compileGraph(*m->entry());

@@ -33,16 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 using runtime::Tensor;
 
-std::unique_ptr<ir::Module> optimised(const std::string& text) {
-  auto m = testing::parseOk(text);
-  if (!m) return nullptr;
-  ir::DiagnosticEngine diags;
-  passes::PassManager pm;
-  passes::addDefaultPipeline(pm);
-  EXPECT_TRUE(pm.run(*m, diags));
-  return m;
-}
-
 /// A module's kernels built for the host and loaded.
 class HostModule {
  public:
@@ -158,7 +148,7 @@ void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& 
   std::vector<ir::kernel::Kernel> kernels;
   std::vector<std::string> origin;
   for (const auto& [what, text] : graphs) {
-    auto m = optimised(text);
+    auto m = testing::optimisedOk(text);
     ASSERT_TRUE(m) << what;
     for (const ir::Node* f : ir::kernel::fusedOps(m->entry()->body)) {
       ir::kernel::Kernel k = ir::kernel::lower(*f);

@@ -34,16 +34,6 @@ std::unique_ptr<ir::Module> optimised(const std::string& path) {
   return m;
 }
 
-std::vector<runtime::Tensor> poisonedOutputs(const ir::Graph& g, const std::vector<runtime::Tensor>& inputs) {
-  const ir::SymbolBindings sizes = runtime::bindInputs(g, inputs);
-  std::vector<runtime::Tensor> out;
-  for (const ir::TensorType& t : g.resultTypes) {
-    out.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
-    out.back().fillBytes(0xff);  // NaN for floats, -1 for integers, 255 for bool
-  }
-  return out;
-}
-
 bool bitwiseEqual(const runtime::Tensor& a, const runtime::Tensor& b) {
   return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
 }
@@ -64,7 +54,7 @@ TEST_P(CpuGolden, MatchesReferenceAndPyTorch) {
     inputs.push_back(runtime::readNpy((testing::kGoldenCases / (name + ".in" + std::to_string(k) + ".npy")).string()));
 
   auto executable = codegen::cpu::compileGraph(g);
-  std::vector<runtime::Tensor> first = poisonedOutputs(g, inputs), second = poisonedOutputs(g, inputs);
+  std::vector<runtime::Tensor> first = testing::poisonedOutputs(g, inputs), second = testing::poisonedOutputs(g, inputs);
   executable->capture(inputs, first);
   executable->replay();
   executable->capture(inputs, second);
@@ -96,15 +86,6 @@ graph @mlp(%x: f32[B, 16], %w1: f32[32, 16], %b1: f32[32], %w2: f32[4, 32], %b2:
 }
 )";
 
-std::unique_ptr<ir::Module> optimisedText(const std::string& text) {
-  auto m = testing::parseOk(text);
-  ir::DiagnosticEngine diags;
-  passes::PassManager pm;
-  passes::addDefaultPipeline(pm);
-  EXPECT_TRUE(pm.run(*m, diags));
-  return m;
-}
-
 std::vector<runtime::Tensor> mlpInputs(int64_t batch, uint64_t seed) {
   return {runtime::randomTensor(ir::DType::F32, {batch, 16}, seed), runtime::randomTensor(ir::DType::F32, {32, 16}, seed + 1),
           runtime::randomTensor(ir::DType::F32, {32}, seed + 2), runtime::randomTensor(ir::DType::F32, {4, 32}, seed + 3),
@@ -112,11 +93,11 @@ std::vector<runtime::Tensor> mlpInputs(int64_t batch, uint64_t seed) {
 }
 
 TEST(CpuExecutable, ReplaySeesNewInputValuesWithoutRebinding) {
-  auto m = optimisedText(kMlp);
+  auto m = testing::optimisedOk(kMlp);
   auto original = testing::parseOk(kMlp);
   auto exe = codegen::cpu::compileGraph(*m->entry());
   std::vector<runtime::Tensor> inputs = mlpInputs(64, 1);
-  std::vector<runtime::Tensor> outputs = poisonedOutputs(*m->entry(), inputs);
+  std::vector<runtime::Tensor> outputs = testing::poisonedOutputs(*m->entry(), inputs);
   exe->capture(inputs, outputs);
   exe->replay();
   EXPECT_TRUE(testing::allClose(outputs[0], runtime::interpret(*original->entry(), inputs)[0], {1.3e-6, 1e-5}));
@@ -128,7 +109,7 @@ TEST(CpuExecutable, ReplaySeesNewInputValuesWithoutRebinding) {
 }
 
 TEST(CpuExecutable, SymbolicSizesAreBoundPerCall) {
-  auto m = optimisedText(kMlp);
+  auto m = testing::optimisedOk(kMlp);
   auto original = testing::parseOk(kMlp);
   auto exe = codegen::cpu::compileGraph(*m->entry());
   for (int64_t batch : {1, 7, 300}) {
@@ -140,7 +121,7 @@ TEST(CpuExecutable, SymbolicSizesAreBoundPerCall) {
 }
 
 TEST(CpuExecutable, RejectsBadInputsWithTheParameterNamed) {
-  auto m = optimisedText(kMlp);
+  auto m = testing::optimisedOk(kMlp);
   auto exe = codegen::cpu::compileGraph(*m->entry());
   std::vector<runtime::Tensor> inputs = mlpInputs(4, 1);
   inputs[1] = runtime::randomTensor(ir::DType::F32, {32, 15}, 1);
@@ -158,7 +139,7 @@ TEST(CpuExecutable, RejectsBadInputsWithTheParameterNamed) {
 }
 
 TEST(CpuExecutable, CaptureRejectsWrongOrOverlappingOutputs) {
-  auto m = optimisedText(kMlp);
+  auto m = testing::optimisedOk(kMlp);
   auto exe = codegen::cpu::compileGraph(*m->entry());
   std::vector<runtime::Tensor> inputs = mlpInputs(4, 1);
   EXPECT_THROW(exe->capture(inputs, {runtime::Tensor(ir::DType::F32, {4, 5})}), ir::Error);
@@ -186,13 +167,13 @@ TEST(CpuExecutable, GemmTilingPathsMatchReference) {
       "  %h = linear(%x, %w, %b)\n  %y = gelu(%h)\n  return %y\n}\n",
   };
   for (const char* text : cases) {
-    auto m = optimisedText(text);
+    auto m = testing::optimisedOk(text);
     auto original = testing::parseOk(text);
     auto exe = codegen::cpu::compileGraph(*m->entry());
     std::vector<runtime::Tensor> inputs;
     for (const auto& p : m->entry()->body.params())
       inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), 11 + static_cast<uint64_t>(p->index())));
-    std::vector<runtime::Tensor> out = poisonedOutputs(*m->entry(), inputs);
+    std::vector<runtime::Tensor> out = testing::poisonedOutputs(*m->entry(), inputs);
     exe->capture(inputs, out);
     exe->replay();
     const runtime::Tensor want = runtime::interpret(*original->entry(), inputs)[0];
@@ -216,7 +197,7 @@ graph @g(%p: bool[], %x: f32[64, 64]) -> (f32[64, 64]) {
   return %y
 }
 )";
-  auto m = optimisedText(text);
+  auto m = testing::optimisedOk(text);
   auto original = testing::parseOk(text);
   auto exe = codegen::cpu::compileGraph(*m->entry());
   runtime::Tensor x = runtime::randomTensor(ir::DType::F32, {64, 64}, 3);
@@ -245,7 +226,7 @@ TEST_P(CpuProjectGraph, MatchesReference) {
   const size_t hash = param.rfind('#');
   const std::string chunk = testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))];
   auto original = testing::parseOk(chunk);
-  auto m = optimisedText(chunk);
+  auto m = testing::optimisedOk(chunk);
   ASSERT_TRUE(original && m);
   const ir::Graph& g = *m->entry();
   ir::SymbolBindings sizes;
@@ -257,7 +238,7 @@ TEST_P(CpuProjectGraph, MatchesReference) {
     inputs.push_back(runtime::randomTensor(t.dtype, runtime::concreteShape(t), 7 + static_cast<uint64_t>(p->index())));
   }
   auto exe = codegen::cpu::compileGraph(g);
-  std::vector<runtime::Tensor> outputs = poisonedOutputs(g, inputs);
+  std::vector<runtime::Tensor> outputs = testing::poisonedOutputs(g, inputs);
   exe->capture(inputs, outputs);
   exe->replay();
   const std::vector<runtime::Tensor> want = runtime::interpret(*original->entry(), inputs);

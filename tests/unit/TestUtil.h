@@ -1,5 +1,6 @@
 // Helpers shared by the unit tests: parsing with collected diagnostics,
-// tensors from values, and closeness with torch's default tolerances.
+// the default pipeline, tensors from values, poisoned outputs, and
+// closeness with torch's default tolerances.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 #include <string>
 
 #include "frontend/Parser.h"
+#include "passes/PassManager.h"
+#include "runtime/Interpreter.h"
 #include "runtime/Tensor.h"
 
 namespace graphc::testing {
@@ -30,6 +33,30 @@ inline ir::Diagnostic parseError(const std::string& text) {
   EXPECT_FALSE(m) << "expected a parse error";
   if (diags.all().empty()) return {};
   return diags.all().front();
+}
+
+/// Parses `text` and runs the default pipeline; on failure the test fails.
+inline std::unique_ptr<ir::Module> optimisedOk(const std::string& text) {
+  auto m = parseOk(text);
+  if (!m) return nullptr;
+  ir::DiagnosticEngine diags;
+  passes::PassManager pm;
+  passes::addDefaultPipeline(pm);
+  EXPECT_TRUE(pm.run(*m, diags));
+  return m;
+}
+
+/// Result tensors of `g` for `inputs`, filled with 0xff bytes (NaN for
+/// floats, -1 for integers, 255 for bool) so that an element no kernel
+/// writes shows up.
+inline std::vector<runtime::Tensor> poisonedOutputs(const ir::Graph& g, const std::vector<runtime::Tensor>& inputs) {
+  const ir::SymbolBindings sizes = runtime::bindInputs(g, inputs);
+  std::vector<runtime::Tensor> out;
+  for (const ir::TensorType& t : g.resultTypes) {
+    out.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
+    out.back().fillBytes(0xff);
+  }
+  return out;
 }
 
 inline runtime::Tensor tensorOf(ir::DType t, std::vector<int64_t> shape, const std::vector<double>& values) {

@@ -1,0 +1,66 @@
+// The step plan every backend's Executable runs: what compile() decides
+// about a graph that went through the default pipeline, independent of any
+// call and of the device. Each value gets a slot (where its buffer lives);
+// each node a step (a kernel, a GEMM with its epilogue kernel, eigh, a cond
+// holding its branches' plans, a host op); a result that is not computed
+// into its output (a parameter, a constant, a value returned twice) gets a
+// copy step. Backends attach their compiled kernels by StepPlan::kernel,
+// the kernel's position in ir::kernel::fusedOps order.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/Graph.h"
+#include "ir/KernelIR.h"
+#include "ir/MemoryPlan.h"
+#include "runtime/Tensor.h"
+
+namespace graphc::runtime {
+
+/// Where a value's buffer lives.
+struct SlotPlan {
+  enum class Where { Param, Output, Arena, Owned, Constant };
+  Where where = Where::Owned;
+  ir::TensorType type;
+  int index = 0;      // Param, Output: position
+  ir::Bytes offset;   // Arena
+  Tensor constant;    // Constant: computed at compile time
+};
+
+struct RegionPlan;
+
+struct StepPlan {
+  enum class Kind { Kernel, Gemm, Eigh, Cond, Host, Copy };
+  Kind kind = Kind::Host;
+  const ir::Node* node = nullptr;
+  int kernel = -1;  // Kernel, Gemm: position in fusedOps order
+  std::shared_ptr<const ir::kernel::Kernel> kernelIR;
+  std::vector<int> inputs, outputs;  // slots
+  std::unique_ptr<RegionPlan> branches[2];
+  char uplo = 'L';  // Eigh
+};
+
+struct RegionPlan {
+  std::vector<SlotPlan> slots;
+  std::vector<StepPlan> steps;
+};
+
+/// The plan of region `r` (the graph body with its memory plan; cond
+/// branches without, their values Owned). `kernels` are the lowered fused
+/// ops of the whole graph, in fusedOps order.
+std::unique_ptr<RegionPlan> planRegion(const ir::Region& r, const ir::MemoryPlan* memory,
+                                       const std::vector<std::shared_ptr<const ir::kernel::Kernel>>& kernels,
+                                       const std::unordered_map<const ir::Node*, int>& kernelOf);
+
+/// Each fused op of `g` lowered to the kernel IR, in fusedOps order, and
+/// its position; a body the lowering refuses is an ir::LocatedError at the op.
+struct LoweredKernels {
+  std::vector<const ir::Node*> fused;
+  std::vector<std::shared_ptr<const ir::kernel::Kernel>> kernels;
+  std::unordered_map<const ir::Node*, int> position;
+};
+LoweredKernels lowerKernels(const ir::Graph& g);
+
+}  // namespace graphc::runtime
