@@ -889,7 +889,6 @@ CudaModule emitModule(const std::vector<const Kernel*>& kernels, const EmitOptio
     CudaKernel info;
     info.name = k->name;
     info.strategy = chooseStrategy(*k);
-    if (options.blockRowsOnly && info.strategy == Strategy::WarpPerRow) info.strategy = Strategy::BlockPerRow;
     if (info.strategy == Strategy::WarpPerRow) info.rowsPerBlock = info.blockThreads / 32;
     if (info.strategy == Strategy::GemmSimt || info.strategy == Strategy::GemmTensorCore) info.tileM = info.tileN = 128;
     m.source += "\n" + KernelWriter(*k, info).run();

@@ -69,10 +69,6 @@ inline constexpr const char* kTransposeKernelPrefix = "graphc_transpose_";
 struct EmitOptions {
   bool conditions = false;  // define kSetConditionKernel
   bool transpose = false;   // define the transpose kernels
-  /// Every row reduction block-per-row: the strategy that is correct with
-  /// one thread per block, which is how tests/cuda's host emulation runs
-  /// kernels (WarpPerRow assumes 32 lanes).
-  bool blockRowsOnly = false;
 };
 
 /// Emits every kernel into one module. Throws ir::Error for an expression

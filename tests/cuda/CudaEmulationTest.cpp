@@ -122,7 +122,7 @@ std::string check(const HostModule& module, const ir::kernel::Kernel& k, const c
   for (int64_t& e : extents) args.push_back(&e);
   auto launch = module.launch(info.name);
   if (!launch) return "no launch wrapper for " + info.name;
-  launch(args.data(), k.gemm ? static_cast<unsigned>(info.blockThreads) : 1u);
+  launch(args.data(), k.gemm || k.kind == "reduction" ? static_cast<unsigned>(info.blockThreads) : 1u);
   const std::vector<Tensor> want = difftest::evaluateKernel(k, inputs, sizes);
   std::string failures;
   for (size_t o = 0; o < want.size(); ++o) {
@@ -160,21 +160,21 @@ void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& 
   }
   std::vector<const ir::kernel::Kernel*> pointers;
   for (const auto& k : kernels) pointers.push_back(&k);
-  codegen::cuda::EmitOptions options;
-  options.blockRowsOnly = true;
-  const codegen::cuda::CudaModule module = codegen::cuda::emitModule(pointers, options);
+  const codegen::cuda::CudaModule module = codegen::cuda::emitModule(pointers);
   HostModule host(module.source, tag);
-  int vectorised = 0, gemms = 0;
+  int vectorised = 0, gemms = 0, warpRows = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     vectorised += module.kernels[i].vectorWidth > 1;
     gemms += kernels[i].gemm.has_value();
+    warpRows += module.kernels[i].strategy == codegen::cuda::Strategy::WarpPerRow;
     const std::string failures = check(host, kernels[i], module.kernels[i], 100 + i, sizes);
     EXPECT_TRUE(failures.empty()) << origin[i] << ":\n" << failures << ir::kernel::print(kernels[i]);
   }
   EXPECT_GT(kernels.size(), 0u);
   ::testing::Test::RecordProperty("kernels", static_cast<int>(kernels.size()));
   ::testing::Test::RecordProperty("vectorised", vectorised);
-  std::printf("%s: %zu kernels emulated, %d on the vector path, %d GEMMs\n", tag.c_str(), kernels.size(), vectorised, gemms);
+  std::printf("%s: %zu kernels emulated, %d on the vector path, %d GEMMs, %d warp-per-row\n", tag.c_str(), kernels.size(),
+              vectorised, gemms, warpRows);
 }
 
 TEST(CudaEmulation, ProjectGraphKernelsMatchTheKernelIR) {

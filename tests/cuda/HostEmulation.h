@@ -7,17 +7,17 @@
 // kernel, which runs one block (gridDim = 1, so every grid-stride loop
 // covers its whole range):
 //
-//   threads = 1     pointwise and block-per-row kernels: the index maps,
-//                   ops, casts, vector paths and the row structure;
-//   threads = 256   GEMM kernels, one host thread per CUDA thread, shared
-//                   memory shared, __syncthreads a barrier, and mma.sync
-//                   emulated per warp from the fragment layouts of the PTX
-//                   ISA ("Matrix Fragments for mma.m16n8k16 with floating
-//                   point type"): each lane posts its registers, the warp
-//                   meets, and each lane computes its accumulators.
+//   threads = 1     pointwise kernels: the index maps, ops, casts and
+//                   vector paths;
+//   threads = 256   reductions and GEMMs, one host thread per CUDA thread:
+//                   shared memory is shared, __syncthreads is a barrier,
+//                   __shfl_xor_sync an exchange within the warp, and
+//                   mma.sync is emulated per warp from the fragment layouts
+//                   of the PTX ISA ("Matrix Fragments for mma.m16n8k16 with
+//                   floating point type"): each lane posts its registers,
+//                   the warp meets, and each lane computes its accumulators.
 //
-// Not covered: warp-per-row kernels (their shuffles) and the device
-// helpers themselves (PTX cvt, shuffles), which only a GPU runs
+// Not covered: the device helpers that are PTX (cvt), which only a GPU runs
 // (tests/cuda/CudaBackendTest.cpp).
 #pragma once
 
@@ -83,6 +83,18 @@ inline void run(unsigned threads, const std::function<void()>& body) {
     });
   for (auto& t : pool) t.join();
   block = nullptr;
+}
+/// __shfl_xor_sync: each lane posts its value, the warp meets, each reads its partner's.
+inline unsigned long long shuffleSlots[32][32];
+template <typename T> T shuffleXor(T v, int offset) {
+  static_assert(sizeof(T) <= 8);
+  const unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  std::memcpy(&shuffleSlots[w][lane], &v, sizeof v);
+  warps[w]->arrive_and_wait();
+  T r;
+  std::memcpy(&r, &shuffleSlots[w][lane ^ static_cast<unsigned>(offset)], sizeof r);
+  warps[w]->arrive_and_wait();
+  return r;
 }
 struct WarpRegisters { unsigned a[32][4]; unsigned b[32][2]; };
 inline WarpRegisters warpRegisters[32];
@@ -153,8 +165,21 @@ struct FMax { template <typename T> T operator()(T a, T b) const { return fmaxim
 struct FMin { template <typename T> T operator()(T a, T b) const { return fminimum(a, b); } };
 struct IMax { template <typename T> T operator()(T a, T b) const { return a > b ? a : b; } };
 struct IMin { template <typename T> T operator()(T a, T b) const { return a < b ? a : b; } };
-template <typename T, typename F> T warp_reduce(T v, F) { return v; }
-template <typename T, typename F> T block_reduce(T v, F, double*) { return v; }
+// The device preamble's reductions, over graphc_host's shuffle.
+template <typename T, typename F> T warp_reduce(T v, F f) {
+  for (int offset = 16; offset > 0; offset >>= 1) v = f(v, graphc_host::shuffleXor(v, offset));
+  return v;
+}
+template <typename T, typename F> T block_reduce(T v, F f, double* scratch) {
+  T* partial = reinterpret_cast<T*>(scratch);
+  v = warp_reduce(v, f);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T r = partial[0];
+  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) r = f(r, partial[w]);
+  return r;
+}
 inline void mma_bf16(float* d, const unsigned* a, const unsigned* b) { graphc_host::mma<true>(d, a, b); }
 inline void mma_f16(float* d, const unsigned* a, const unsigned* b) { graphc_host::mma<false>(d, a, b); }
 }  // namespace gc
