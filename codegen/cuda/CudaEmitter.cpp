@@ -558,16 +558,88 @@ class KernelWriter {
     else
       open("for (i64 row = blockIdx.x; row < rows; row += gridDim.x)");
     unravel("row", k_.outer, 0);
+    planRowCache(order, warp ? 32 : info_.blockThreads);
+    if (!rowCache_.empty()) {
+      // The row's loads, once, into registers; every pass below reads them there.
+      for (auto& [load, array] : rowCache_) line("{} {}[{}];", computeType(load->dtype), array, rowChunks_);
+      openRowLoop(threads, false);
+      for (auto& [load, array] : rowCache_) {
+        const Buffer& in = k_.inputs[static_cast<size_t>(load->buffer)];
+        line("{}[c] = {};", array, fromStorage(in.type.dtype, fmt::format("{}[{}]", in.name, offset(in.type, load->index))));
+      }
+      closeRowLoop();
+    }
     for (const Expr* r : order) overrides_[r] = reduce(*r, warp, threads);
     stores(false, "lane == 0");
     if (std::any_of(k_.stores.begin(), k_.stores.end(), [](const Store& s) { return s.insideReduction; })) {
-      open(fmt::format("for (i64 e = lane; e < rowLength; e += {})", threads));
-      unravel("e", k_.reduceSizes, outerRank);
+      openRowLoop(threads, true);
       stores(true);
-      close();
+      closeRowLoop();
     }
     for (const Expr* r : order) overrides_.erase(r);
     close();
+    close();
+  }
+
+  /// Rows of a static length up to 16 elements per thread are held in
+  /// registers: each load that reads the row's elements (outside a concat's
+  /// pieces) is done once, into a per-thread array of rowChunks_ elements
+  /// (chunk c is element lane + c·threads), and every reduction and store
+  /// pass reads the array. Softmax then reads its input once, not three times.
+  void planRowCache(const std::vector<const Expr*>& reduces, int threads) {
+    rowCache_.clear();
+    const int64_t row = staticExtent(k_.reduceSizes);
+    if (row <= 0) return;
+    const int64_t chunks = (row + threads - 1) / threads;
+    if (chunks > 16) return;
+    std::vector<const Expr*> loads;
+    std::unordered_set<const Expr*> seen;
+    std::function<void(const Expr*)> visit = [&](const Expr* e) {
+      if (!seen.insert(e).second || e->kind == Expr::Kind::Select) return;
+      if (e->kind == Expr::Kind::Load) {
+        for (const IndexPtr& i : e->index)
+          if (readsVarFrom(i, static_cast<int64_t>(k_.outer.size()))) {
+            loads.push_back(e);
+            break;
+          }
+        return;
+      }
+      for (const ExprPtr& a : e->args) visit(a.get());
+    };
+    for (const Expr* r : reduces) visit(r->args[0].get());
+    for (const Store& s : k_.stores)
+      if (s.insideReduction) visit(s.value.get());
+    if (loads.empty() || static_cast<int64_t>(loads.size()) * chunks > 64) return;  // register budget
+    rowChunks_ = chunks;
+    rowThreads_ = threads;
+    info_.rowChunks = static_cast<int>(chunks);
+    for (const Expr* l : loads) rowCache_.emplace_back(l, fmt::format("row{}", rowCache_.size()));
+  }
+
+  static bool readsVarFrom(const IndexPtr& i, int64_t first) {
+    if (i->kind == Index::Kind::Var) return i->value >= first;
+    return (i->lhs && readsVarFrom(i->lhs, first)) || (i->rhs && readsVarFrom(i->rhs, first));
+  }
+
+  /// A loop over the row's elements of this thread, binding the inner
+  /// variables: strided, or (with a row cache) unrolled over the chunks,
+  /// the cached loads bound to their registers.
+  void openRowLoop(const std::string& threads, bool readCache = true) {
+    if (rowCache_.empty()) {
+      open(fmt::format("for (i64 e = lane; e < rowLength; e += {})", threads));
+    } else {
+      line("#pragma unroll");
+      open(fmt::format("for (int c = 0; c < {}; ++c)", rowChunks_));
+      line("const i64 e = lane + (i64)c * {};", rowThreads_);
+      open("if (e < rowLength)");
+    }
+    unravel("e", k_.reduceSizes, k_.outer.size());
+    if (readCache)
+      for (auto& [load, array] : rowCache_) scopes_.back()[load] = array + "[c]";
+  }
+
+  void closeRowLoop() {
+    if (!rowCache_.empty()) close();
     close();
   }
 
@@ -599,10 +671,9 @@ class KernelWriter {
     }
     const std::string acc = fresh();
     line("{} {} = {};", accType, acc, init);
-    open(fmt::format("for (i64 e = lane; e < rowLength; e += {})", threads));
-    unravel("e", k_.reduceSizes, k_.outer.size());
+    openRowLoop(threads);
     line("{} = {}({}, ({}){});", acc, combine, acc, accType, value(e.args[0]));
-    close();
+    closeRowLoop();
     line("{} = {};", acc, warp ? fmt::format("gc::warp_reduce({}, {})", acc, combine)
                                : fmt::format("gc::block_reduce({}, {}, scratch)", acc, combine));
     std::string r = acc;
@@ -865,6 +936,9 @@ class KernelWriter {
   std::vector<std::unordered_map<const Expr*, std::string>> scopes_{1};
   std::unordered_map<const Expr*, std::string> overrides_;  // row values, vector lanes
   std::string accumulator_;
+  std::vector<std::pair<const Expr*, std::string>> rowCache_;  // see planRowCache
+  int64_t rowChunks_ = 0;
+  int rowThreads_ = 0;
 };
 
 }  // namespace

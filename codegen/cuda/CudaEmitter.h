@@ -14,7 +14,9 @@
 //                                              (checked on the device), else
 //                                              scalar
 //   WarpPerRow          rows, rowLength        one warp per row (short rows)
-//   BlockPerRow         rows, rowLength        one block per row
+//   BlockPerRow         rows, rowLength        one block per row; either holds
+//                                              a static row of up to 16
+//                                              elements per thread in registers
 //   GemmSimt            batch, M, N, K         128×128 tiles, 8×8 per thread
 //                                              (f32/f64 on CUDA cores)
 //   GemmTensorCore      batch, M, N, K         128×128×32 tiles, mma.sync
@@ -49,6 +51,7 @@ struct CudaKernel {
   int rowsPerBlock = 1;              // WarpPerRow: warps per block
   int tileM = 0, tileN = 0;          // GEMM tiles
   int vectorWidth = 1;               // Pointwise: elements per vector access (1: none)
+  int rowChunks = 0;                 // reductions: row elements per thread held in registers (0: re-read)
 };
 
 struct CudaModule {

@@ -186,6 +186,17 @@ graph @f(%x: f32[64, {}]) -> f32[64, {}] {{
   EXPECT_EQ(c.kernels[0].strategy, codegen::cuda::Strategy::BlockPerRow);
   EXPECT_NE(a.source.find("gc::warp_reduce("), std::string::npos);
   EXPECT_NE(b.source.find("gc::block_reduce("), std::string::npos);
+  // Static rows of up to 16 elements a thread stay in registers: the input is read once.
+  EXPECT_EQ(a.kernels[0].rowChunks, 4);   // 128 / 32 lanes
+  EXPECT_EQ(b.kernels[0].rowChunks, 16);  // 4096 / 256 threads
+  EXPECT_EQ(c.kernels[0].rowChunks, 0);   // symbolic
+  auto reads = [](const std::string& source) {
+    int n = 0;
+    for (size_t at = source.find("in0["); at != std::string::npos; at = source.find("in0[", at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(reads(b.source), 1);  // one load of each element, then max, sum and the stores from registers
+  EXPECT_EQ(reads(c.source), 3);  // re-read by each pass
   EXPECT_EQ(b.source.find("atomicAdd"), std::string::npos);  // deterministic: no atomics
   expectCompiles(a.source, "warp softmax");
   expectCompiles(b.source, "block softmax");

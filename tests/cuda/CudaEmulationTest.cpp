@@ -162,19 +162,20 @@ void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& 
   for (const auto& k : kernels) pointers.push_back(&k);
   const codegen::cuda::CudaModule module = codegen::cuda::emitModule(pointers);
   HostModule host(module.source, tag);
-  int vectorised = 0, gemms = 0, warpRows = 0;
+  int vectorised = 0, gemms = 0, warpRows = 0, cachedRows = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     vectorised += module.kernels[i].vectorWidth > 1;
     gemms += kernels[i].gemm.has_value();
     warpRows += module.kernels[i].strategy == codegen::cuda::Strategy::WarpPerRow;
+    cachedRows += module.kernels[i].rowChunks > 0;
     const std::string failures = check(host, kernels[i], module.kernels[i], 100 + i, sizes);
     EXPECT_TRUE(failures.empty()) << origin[i] << ":\n" << failures << ir::kernel::print(kernels[i]);
   }
   EXPECT_GT(kernels.size(), 0u);
   ::testing::Test::RecordProperty("kernels", static_cast<int>(kernels.size()));
   ::testing::Test::RecordProperty("vectorised", vectorised);
-  std::printf("%s: %zu kernels emulated, %d on the vector path, %d GEMMs, %d warp-per-row\n", tag.c_str(), kernels.size(),
-              vectorised, gemms, warpRows);
+  std::printf("%s: %zu kernels emulated, %d on the vector path, %d GEMMs, %d warp-per-row, %d rows in registers\n",
+              tag.c_str(), kernels.size(), vectorised, gemms, warpRows, cachedRows);
 }
 
 TEST(CudaEmulation, ProjectGraphKernelsMatchTheKernelIR) {
