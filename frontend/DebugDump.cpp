@@ -74,7 +74,12 @@ void DebugDump::captured(const ir::Module& m) {
 }
 
 void DebugDump::afterPass(std::string_view pass, const ir::Module& m) {
-  write(fmt::format("{:02}_after_{}.graph", ++passIndex_, pass), ir::print(m));
+  // The memory plan is not part of the text form; as `// ` comments it
+  // leaves the file parseable.
+  std::string text = ir::print(m);
+  for (const auto& g : m.graphs)
+    if (g->memoryPlan) text += ir::describe(*g->memoryPlan);
+  write(fmt::format("{:02}_after_{}.graph", ++passIndex_, pass), text);
   double t = now();
   stages_.emplace_back(fmt::format("pass {}", pass), t - lastStamp_);
   lastStamp_ = t;

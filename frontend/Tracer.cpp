@@ -126,7 +126,7 @@ std::vector<TracedTensor> emit(ir::OpId op, const std::vector<TracedTensor>& ope
   for (const TracedTensor& t : operands) values.push_back(use(t, loc));
   auto node = std::make_unique<ir::Node>(op, std::move(values), std::move(attrs), loc);
   ir::TypeRuleResult types = ir::inferTypes(*node, declared);
-  if (!types.ok()) traceError(loc, fmt::format("{}: {}", ir::opInfo(op).name, types.error));
+  if (!types.ok()) traceError(loc, types.error);
   ir::Node* n = s.frames.back().region->append(std::move(node));
   std::vector<TracedTensor> results;
   for (const ir::TensorType& t : types.types) results.push_back(wrap(n->addResult(t, {}, loc)));
@@ -406,7 +406,7 @@ TracedList cond(TracedTensor pred, const BranchFn& thenFn, const BranchFn& elseF
   traceRegion(s, *node->regions()[0], &scope, operands.size(), thenFn, where);
   traceRegion(s, *node->regions()[1], &scope, operands.size(), elseFn, where);
   ir::TypeRuleResult types = ir::inferTypes(*node, nullptr);
-  if (!types.ok()) traceError(loc, fmt::format("cond: {}", types.error));
+  if (!types.ok()) traceError(loc, types.error);
   ir::Node* n = s.frames.back().region->append(std::move(node));
   TracedList results;
   for (const ir::TensorType& t : types.types) results.push_back(wrap(n->addResult(t, {}, loc)));

@@ -15,6 +15,7 @@ packages=(
   libopenblas-dev liblapacke-dev             # BLAS/LAPACK (GEMM, eigh)
   libbenchmark-dev                           # tools/bench (graphc-cpu-bench)
   clang-19 libclang-rt-19-dev                # the libFuzzer target (tests/fuzz)
+  graphviz                                   # renders `graphc compile --emit=dot` in a test
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -544,7 +544,6 @@ class KernelWriter {
 
   void reduction() {
     const bool warp = info_.strategy == Strategy::WarpPerRow;
-    const size_t outerRank = k_.outer.size();
     std::vector<const Expr*> order;
     std::unordered_set<const Expr*> seen;
     for (const Store& s : k_.stores) collectReduces(s.value.get(), order, seen);

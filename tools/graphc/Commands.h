@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codegen/cpu/CpuExecutable.h"
+#include "frontend/DebugDump.h"
 #include "ir/Graph.h"
 
 namespace graphc::tools {
@@ -42,12 +43,18 @@ struct CompileOptions {
   std::string arch;
   std::string emit = "graph";
   std::string output = "-";
+  std::string dumpDir;  // empty: $GRAPHC_DEBUG_DIR, if set
   bool timePasses = false;
 };
 
 /// Runs the default pipeline over `m`, with --time-passes' table when
-/// `timePasses`; false when a pass reported an error.
-bool runDefaultPipeline(ir::Module& m, ir::DiagnosticEngine& diags, bool timePasses);
+/// `timePasses` and each pass's IR in `dump` when given; false when a pass
+/// reported an error.
+bool runDefaultPipeline(ir::Module& m, ir::DiagnosticEngine& diags, bool timePasses, DebugDump* dump = nullptr);
+
+/// The debug dump of this compile of `m` under `dir` (or GRAPHC_DEBUG_DIR),
+/// with the captured graph written; null when neither is set.
+std::unique_ptr<DebugDump> openDump(const std::string& dir, const ir::Module& m);
 
 /// The kernels' compile times as a --time-passes style table.
 std::string kernelTimingTable(const codegen::cpu::CompileReport& report);

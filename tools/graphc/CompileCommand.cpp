@@ -6,6 +6,7 @@
 #include "codegen/cuda/Nvrtc.h"
 #endif
 #include "frontend/Parser.h"
+#include "ir/Dot.h"
 #include "ir/KernelIR.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
@@ -40,10 +41,24 @@ int compileCommand(const CompileOptions& options) {
   ir::DiagnosticEngine diags(ir::printToStderr());
   auto module = frontend::parseFile(options.file, diags);
   if (!module) return 1;
-  if (!runDefaultPipeline(*module, diags, options.timePasses)) return 1;
+  std::unique_ptr<DebugDump> dump;
+  try {
+    dump = openDump(options.dumpDir, *module);
+    if (!runDefaultPipeline(*module, diags, options.timePasses, dump.get())) return 1;
+    if (dump) {
+      for (const auto& g : module->graphs) dump->kernels(*g, options.device);
+      dump->finish();
+      std::fprintf(stderr, "graphc: debug dump in %s\n", dump->path().c_str());
+    }
+  } catch (const ir::Error& e) {
+    std::fprintf(stderr, "graphc: error: %s\n", e.what());
+    return 1;
+  }
 
   std::string out;
-  if (options.emit == "graph") {
+  if (options.emit == "dot") {
+    for (const auto& g : module->graphs) out += ir::toDot(*g);
+  } else if (options.emit == "graph") {
     out = ir::print(*module);
     for (const auto& g : module->graphs)
       if (g->memoryPlan) out += ir::describe(*g->memoryPlan);

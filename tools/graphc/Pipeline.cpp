@@ -1,5 +1,6 @@
 // What `graphc run --device cpu` and `graphc compile` share: the default
-// pipeline with --time-passes, and the kernel compile-time table.
+// pipeline with --time-passes and debug dumps, and the kernel compile-time
+// table.
 #include <fmt/format.h>
 
 #include "passes/PassManager.h"
@@ -7,12 +8,19 @@
 
 namespace graphc::tools {
 
-bool runDefaultPipeline(ir::Module& m, ir::DiagnosticEngine& diags, bool timePasses) {
+bool runDefaultPipeline(ir::Module& m, ir::DiagnosticEngine& diags, bool timePasses, DebugDump* dump) {
   passes::PassManagerOptions options;
   options.timePasses = timePasses;
   passes::PassManager pm(options);
   passes::addDefaultPipeline(pm);
+  if (dump) pm.afterPass = [dump](const passes::Pass& p, const ir::Module& after, bool) { dump->afterPass(p.name(), after); };
   return pm.run(m, diags);
+}
+
+std::unique_ptr<DebugDump> openDump(const std::string& dir, const ir::Module& m) {
+  auto dump = DebugDump::open(DebugDump::rootFor(dir), m.entry()->name);
+  if (dump) dump->captured(m);
+  return dump;
 }
 
 std::string kernelTimingTable(const codegen::cpu::CompileReport& report) {

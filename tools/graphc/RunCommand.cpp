@@ -115,7 +115,12 @@ std::string summary(const runtime::Tensor& t) {
 std::vector<runtime::Tensor> execute(ir::Module& m, const std::vector<runtime::Tensor>& inputs,
                                      const RunOptions& options, ir::DiagnosticEngine& diags) {
   if (options.device == "reference") return runtime::interpret(*m.entry(), inputs);
-  if (!runDefaultPipeline(m, diags, options.timePasses)) throw PipelineFailed();
+  std::unique_ptr<DebugDump> dump = openDump("", m);  // GRAPHC_DEBUG_DIR
+  if (!runDefaultPipeline(m, diags, options.timePasses, dump.get())) throw PipelineFailed();
+  if (dump) {
+    dump->kernels(*m.entry(), options.device);
+    dump->finish();
+  }
   if (options.device == "cuda") {
 #ifdef GRAPHC_HAS_CUDA
     codegen::cuda::CompileOptions cuda;

@@ -4,8 +4,8 @@
 //                   [--dim SYM=N]... [--save-outputs DIR] [--print-outputs] [--time-passes]
 //   graphc opt FILE [--passes=a,b] [--print-ir-after-all] [--print-ir-after=PASS]
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
-//   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|llvm|asm|cuda|ptx]
-//                       [--time-passes] [-o OUT]
+//   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|dot|llvm|asm|cuda|ptx]
+//                       [--dump-dir DIR] [--time-passes] [-o OUT]
 //   graphc --list-passes
 #include <CLI/CLI.hpp>
 
@@ -63,8 +63,10 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--arch", compile.arch, "CUDA architecture for --emit=ptx (default: sm_90)")
       ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}));
   compileCmd->add_option("--emit", compile.emit, "What to print")
-      ->check(CLI::IsMember({"graph", "kernels", "llvm", "asm", "cuda", "ptx"}))
+      ->check(CLI::IsMember({"graph", "kernels", "dot", "llvm", "asm", "cuda", "ptx"}))
       ->default_val("graph");
+  compileCmd->add_option("--dump-dir", compile.dumpDir,
+                         "Write the IR after each pass, the kernels and their source under DIR (as GRAPHC_DEBUG_DIR)");
   compileCmd->add_flag("--time-passes", compile.timePasses, "Print pass and kernel compile times (to stderr)");
   compileCmd->add_option("-o", compile.output, "Output file (default: standard output)");
 

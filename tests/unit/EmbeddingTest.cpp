@@ -1,0 +1,361 @@
+// The embedding API (frontend/graphc.h): the tracer builds the graphs the
+// parser would, with errors located in the C++ source; compile() runs the
+// pipeline and the backends; compiled(fn) guards, recompiles once per new
+// static size and never for a dynamic dim, and falls back past its limit;
+// debug dumps hold every pass's IR and the kernels' source, and re-parse.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "frontend/DebugDump.h"
+#include "frontend/Parser.h"
+#include "frontend/graphc.h"
+#include "ir/Dot.h"
+#include "runtime/Random.h"
+#include "TestUtil.h"
+
+namespace graphc {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::allClose;
+using testing::defaultTolerance;
+
+Tensor rand(std::vector<int64_t> shape, uint64_t seed, DType dtype = DType::F32) {
+  return runtime::randomTensor(dtype, shape, seed);
+}
+
+void expectClose(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(allClose(got[k], want[k], defaultTolerance(want[k].dtype()))) << "output " << k;
+}
+
+TracedTensor mlp(TracedTensor x, TracedTensor w1, TracedTensor b1, TracedTensor w2, TracedTensor b2) {
+  return softmax(linear(relu(linear(x, w1, b1)), w2, b2), -1);
+}
+
+const std::vector<TensorSpec> kMlpSpecs{{DType::F32, {"B", 16}, "x"},
+                                        {DType::F32, {32, 16}, "w1"},
+                                        {DType::F32, {32}, "b1"},
+                                        {DType::F32, {4, 32}, "w2"},
+                                        {DType::F32, {4}, "b2"}};
+
+std::vector<Tensor> mlpInputs(int64_t batch) {
+  return {rand({batch, 16}, 1), rand({32, 16}, 2), rand({32}, 3), rand({4, 32}, 4), rand({4}, 5)};
+}
+
+// --- tracing -----------------------------------------------------------------
+
+TEST(TracerTest, TracesTheGraphTheParserWouldRead) {
+  Graph g = trace(mlp, kMlpSpecs, "mlp");
+  EXPECT_EQ(g.text(),
+            "graph @mlp(%x: f32[B, 16], %w1: f32[32, 16], %b1: f32[32], %w2: f32[4, 32], %b2: f32[4]) -> (f32[B, 4]) {\n"
+            "  %0 = linear(%x, %w1, %b1) : f32[B, 32]\n"
+            "  %1 = relu(%0) : f32[B, 32]\n"
+            "  %2 = linear(%1, %w2, %b2) : f32[B, 4]\n"
+            "  %3 = softmax(%2) {dim = -1} : f32[B, 4]\n"
+            "  return %3\n"
+            "}\n");
+  EXPECT_EQ(Graph::parse(g.text()).text(), g.text());
+}
+
+TEST(TracerTest, TakesAListOrSpreadArgumentsAndReturnsTuples) {
+  Graph listed = trace([](const TracedList& a) { return TracedList{a[0] + a[1], a[0] * 2.0}; },
+                       {{DType::F32, {4}, "a"}, {DType::F32, {4}, "b"}});
+  EXPECT_EQ(listed.entry().resultTypes.size(), 2u);
+  Graph pair = trace([](TracedTensor a) { return eigh(a); }, {{DType::F64, {3, 3}, "a"}});
+  EXPECT_EQ(ir::toString(pair.entry().resultTypes), "f64[3], f64[3, 3]");
+}
+
+TEST(TracerTest, EveryOpTracesAndCompilesToWhatTheReferenceComputes) {
+  auto fn = [](TracedTensor x, TracedTensor y, TracedTensor m) {
+    TracedTensor p = abs(x) + 1.0;
+    TracedList outs{neg(x),          exp(x * 0.1),          log(p),         sqrt(p),         rsqrt(p),
+                    sin(x),          cos(x),                tanh(x),        sigmoid(x),      relu(x),
+                    gelu(x),         gelu(x, "tanh"),       silu(x),        erf(x),          reciprocal(p),
+                    x - y,           x / p,                 pow(p, y),      maximum(x, y),   minimum(x, y),
+                    cast(x > y, DType::F32), cast((eq(x, x) & ne(x, y)) | ~(x <= y), DType::F32),
+                    where(x >= y, x, y), clamp(x, -0.5, 0.5), sum(x, {1}), mean(x, {0}, true), amax(x), amin(x, {1}),
+                    softmax(x, 1),   log_softmax(x, 0),     layer_norm(x, y, y), matmul(x, transpose(y, 0, 1)),
+                    linear(x, y),    reshape(x, {5, -1}),   permute(x, {1, 0}), expand(unsqueeze(sum(x), 0), {3}),
+                    slice(x, 1, 1, 4, 2), concat({x, y}, 0), squeeze(unsqueeze(x, 0), 0),
+                    constant(testing::tensorOf(DType::F32, {2}, {1.5, -2.0})), full(0.25, DType::F32, {2, 2})};
+    auto [vals, vecs] = eigh(m);
+    outs.push_back(vals);
+    outs.push_back(abs(vecs));  // eigenvectors are defined up to sign
+    return outs;
+  };
+  Tensor sym = rand({4, 4}, 9, DType::F64);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < i; ++j) sym.setDouble(i * 4 + j, sym.getDouble(j * 4 + i));
+  Graph g = trace(fn, {{DType::F32, {3, 5}, "x"}, {DType::F32, {3, 5}, "y"}, {DType::F64, {4, 4}, "m"}});
+  std::vector<Tensor> inputs{rand({3, 5}, 7), rand({3, 5}, 8), sym};
+  for (std::string_view op : {"neg", "rsqrt", "log_softmax", "layer_norm", "expand", "concat", "eigh", "logical_or"})
+    EXPECT_NE(g.text().find(std::string(op) + "("), std::string::npos) << op;
+  expectClose(compile(g, {.device = Device::Cpu}).run(inputs), compile(g, {.device = Device::Reference}).run(inputs));
+}
+
+TEST(TracerTest, CondLiftsOuterValuesThroughNestedBranches) {
+  // `w` is used two branches deep without being passed: both conds get it
+  // as an extra operand, and the regions stay isolated (the graph verifies).
+  auto fn = [](TracedTensor x, TracedTensor w, TracedTensor p, TracedTensor q) {
+    return cond(
+               p,
+               [&](TracedTensor a) {
+                 return cond(q, [&](TracedTensor b) { return b * w; }, [&](TracedTensor b) { return b + w; }, {a})
+                     .front();
+               },
+               [&](TracedTensor a) { return relu(a); }, {x})
+        .front();
+  };
+  Graph g = trace(fn, {{DType::F32, {8}, "x"}, {DType::F32, {8}, "w"}, {DType::Bool, {}, "p"}, {DType::Bool, {}, "q"}});
+  EXPECT_NE(g.text().find("cond(%p, %x, %q, %w)"), std::string::npos) << g.text();
+  EXPECT_EQ(Graph::parse(g.text()).text(), g.text());
+  Executable cpu = compile(g), ref = compile(g, {.device = Device::Reference});
+  for (bool p : {true, false})
+    for (bool q : {true, false}) {
+      Tensor tp(DType::Bool, {}), tq(DType::Bool, {});
+      tp.setInt(0, p);
+      tq.setInt(0, q);
+      std::vector<Tensor> in{rand({8}, 1), rand({8}, 2), tp, tq};
+      expectClose(cpu.run(in), ref.run(in));
+    }
+}
+
+TEST(TracerTest, ATypeErrorIsLocatedAtTheCallingLine) {
+  int line = 0;
+  try {
+    trace(
+        [&](TracedTensor a, TracedTensor b) {
+          line = __LINE__ + 1;
+          return matmul(a, b);
+        },
+        {{DType::F32, {2, 3}, "a"}, {DType::F32, {4, 5}, "b"}});
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    ASSERT_EQ(e.diagnostics.size(), 1u);
+    const std::string where = fmt::format("EmbeddingTest.cpp:{}:", line);
+    EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("error: 'matmul'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("return matmul(a, b);"), std::string::npos) << "the source line is shown";
+  }
+}
+
+TEST(TracerTest, MisusedTracedTensorsAreClearErrors) {
+  TracedTensor kept;
+  trace([&](TracedTensor a) { return kept = relu(a); }, {{DType::F32, {2}, "a"}});
+  EXPECT_THROW(relu(kept), Error);      // outside any trace
+  EXPECT_THROW((void)kept.type(), Error);
+  try {
+    trace([&](TracedTensor a) { return a + kept; }, {{DType::F32, {2}, "a"}});
+    FAIL() << "a value of another trace was accepted";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("belongs to another trace()"), std::string::npos) << e.what();
+  }
+  try {
+    trace(
+        [](TracedTensor a, TracedTensor p) {
+          TracedTensor inner;
+          cond(p, [&](TracedTensor b) { return inner = exp(b); }, [](TracedTensor b) { return b; }, {a});
+          return inner;
+        },
+        {{DType::F32, {2}, "a"}, {DType::Bool, {}, "p"}});
+    FAIL() << "a branch value escaped its branch";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("inside a cond branch"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(trace([](TracedTensor a) { return trace([](TracedTensor b) { return b; }, {}), a; },
+                     {{DType::F32, {2}, "a"}}),
+               Error);
+  EXPECT_THROW(trace([](TracedTensor a) { return a; }, {{DType::F32, {2}, "a"}, {DType::F32, {2}, "b"}}), Error)
+      << "arity mismatch";
+}
+
+// --- compile() ---------------------------------------------------------------
+
+TEST(CompileApiTest, ErrorsCarryTheCliLocatedMessages) {
+  try {
+    Graph::parse("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%q)\n  return %y\n}\n", "bad.graph");
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.graph:2:13: error: use of undefined value '%q'"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(Graph::load("/nonexistent/x.graph"), CompileError);
+  EXPECT_THROW(compile(trace(mlp, kMlpSpecs), {.passes = "no-such-pass"}), CompileError);
+  Executable exe = compile(trace(mlp, kMlpSpecs));
+  try {
+    std::vector<Tensor> in = mlpInputs(2);
+    in[0] = rand({2, 17}, 1);
+    exe.run(in);
+    FAIL() << "bad inputs accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("%x"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompileApiTest, RunsCapturesAndReplaysOnEveryDevice) {
+  Graph g = Graph::load(GRAPHC_SOURCE_DIR "/examples/mlp.graph");
+  std::vector<Tensor> inputs = mlpInputs(6);
+  std::vector<Tensor> want = compile(g, {.device = Device::Reference}).run(inputs);
+  for (Device d : {Device::Reference, Device::Cpu}) {
+    Executable exe = compile(g, {.device = d});
+    EXPECT_EQ(exe.device(), d);
+    expectClose(exe.run(inputs), want);
+    std::vector<Tensor> outputs = testing::poisonedOutputs(g.entry(), inputs);
+    exe.capture(inputs, outputs);
+    exe.replay();
+    expectClose(outputs, want);
+    // Replay reads what the bound inputs hold now.
+    Tensor fresh = rand({6, 16}, 77);
+    std::memcpy(inputs[0].data(), fresh.data(), fresh.nbytes());
+    exe.replay();
+    expectClose(outputs, compile(g, {.device = Device::Reference}).run(inputs));
+    inputs = mlpInputs(6);
+  }
+  EXPECT_NE(compile(g).optimized().text().find("fused("), std::string::npos);
+}
+
+TEST(CompileApiTest, CudaWithoutADeviceIsOneClearError) {
+  if (std::getenv("GRAPHC_TEST_HAS_GPU")) GTEST_SKIP() << "a GPU is present";
+  try {
+    compile(trace(mlp, kMlpSpecs), {.device = Device::Cuda});
+    GTEST_SKIP() << "a CUDA device is usable here";
+  } catch (const Error& e) {
+#ifdef GRAPHC_HAS_CUDA
+    EXPECT_EQ(std::string(e.what()).rfind("no CUDA device: ", 0), 0u) << e.what();
+#else
+    EXPECT_NE(std::string(e.what()).find("without the cuda backend"), std::string::npos) << e.what();
+#endif
+  }
+}
+
+// --- compiled(fn) ------------------------------------------------------------
+
+TEST(CompiledTest, RecompilesOnceForANewStaticSizeWithTheReasonLogged) {
+  CompiledFunction f = compiled(mlp, {.name = "mlp"});
+  std::vector<std::string> log;
+  f.setLogSink([&](const std::string& line) { log.push_back(line); });
+  Executable ref = compile(trace(mlp, kMlpSpecs), {.device = Device::Reference});
+  for (int64_t batch : {32, 32, 64, 64, 32}) {
+    std::vector<Tensor> in = mlpInputs(batch);
+    expectClose(f(in), ref.run(in));
+  }
+  CompileStats s = f.stats();
+  EXPECT_EQ(s.compiles, 2);
+  EXPECT_EQ(s.cacheHits, 3);
+  ASSERT_EQ(log, std::vector<std::string>{"recompiling mlp: input 0 dim 0: 32 != 64"});
+  EXPECT_EQ(f.checkGuards(mlpInputs(64)), "");
+  EXPECT_EQ(f.checkGuards(mlpInputs(5)), "input 0 dim 0: 64 != 5");
+}
+
+TEST(CompiledTest, ADynamicDimDoesNotRecompile) {
+  CompiledFunction f = compiled(mlp, {.dynamicDims = {{.input = 0, .dim = 0}}, .name = "mlp"});
+  std::vector<std::string> log;
+  f.setLogSink([&](const std::string& line) { log.push_back(line); });
+  Executable ref = compile(trace(mlp, kMlpSpecs), {.device = Device::Reference});
+  for (int64_t batch : {32, 64, 1, 300}) {
+    std::vector<Tensor> in = mlpInputs(batch);
+    expectClose(f(in), ref.run(in));
+  }
+  EXPECT_EQ(f.stats().compiles, 1);
+  EXPECT_TRUE(log.empty());
+  // Other guards still hold: a new dtype or rank recompiles.
+  std::vector<Tensor> wrongRank = mlpInputs(2);
+  wrongRank[1] = rand({32, 16, 1}, 2);
+  EXPECT_EQ(f.checkGuards(wrongRank), "input 1 rank: 2 != 3");
+  std::vector<Tensor> wrongDtype = mlpInputs(2);
+  wrongDtype[2] = rand({32}, 3, DType::F64);
+  EXPECT_EQ(f.checkGuards(wrongDtype), "input 2 dtype: f32 != f64");
+  EXPECT_EQ(f.checkGuards({}), "5 inputs != 0");
+  EXPECT_THROW(compiled(mlp, {.dynamicDims = {{.input = 0, .dim = 2}}})(mlpInputs(2)), Error);
+}
+
+TEST(CompiledTest, PastTheRecompileLimitRunsOnTheReferenceWithOneWarning) {
+  CompiledFunction f = compiled([](TracedTensor x) { return relu(x) * 2.0; }, {.name = "g", .recompileLimit = 2});
+  std::vector<std::string> log;
+  f.setLogSink([&](const std::string& line) { log.push_back(line); });
+  for (int64_t n : {4, 5, 6, 7, 4}) {
+    Tensor x = rand({n}, static_cast<uint64_t>(n));
+    std::vector<Tensor> y = f({x});
+    for (int64_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(y[0].getDouble(i), std::max(0.0, x.getDouble(i)) * 2.0);
+  }
+  CompileStats s = f.stats();
+  EXPECT_EQ(s.compiles, 2);
+  EXPECT_EQ(s.fallbackCalls, 2);
+  EXPECT_EQ(s.cacheHits, 1);  // the last call, n = 4, fits the first entry
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0], "recompiling g: input 0 dim 0: 4 != 5");
+  EXPECT_NE(log[1].find("warning: g hit the recompile limit (2)"), std::string::npos) << log[1];
+}
+
+TEST(CompiledTest, GraphcLogsRecompilesPrintsToStderr) {
+  ::setenv("GRAPHC_LOGS", "+recompiles", 1);
+  CompiledFunction f = compiled([](TracedTensor x) { return exp(x); }, {.name = "fn"});
+  ::unsetenv("GRAPHC_LOGS");
+  ::testing::internal::CaptureStderr();
+  f({rand({32}, 1)});
+  f({rand({64}, 1)});
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "recompiling fn: input 0 dim 0: 32 != 64\n");
+}
+
+// --- dumps and pictures -----------------------------------------------------
+
+std::vector<fs::path> filesUnder(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.push_back(fs::relative(e.path(), dir));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(DebugDumpTest, TheMlpDumpHoldsEveryPassAndKernelAndReparses) {
+  const fs::path root = fs::path(::testing::TempDir()) / "graphc-dump-test";
+  fs::remove_all(root);
+  ::setenv("GRAPHC_DEBUG_DIR", root.c_str(), 1);
+  Executable exe = compile(Graph::load(GRAPHC_SOURCE_DIR "/examples/mlp.graph"));
+  ::unsetenv("GRAPHC_DEBUG_DIR");
+  ASSERT_EQ(exe.dumpDir(), (root / "000_mlp").string());
+  std::vector<fs::path> files = filesUnder(exe.dumpDir());
+  auto has = [&](const std::string& f) { return std::find(files.begin(), files.end(), fs::path(f)) != files.end(); };
+  EXPECT_TRUE(has("00_captured.graph"));
+  EXPECT_TRUE(has("09_after_fuse.graph"));
+  EXPECT_TRUE(has("10_after_memory-plan.graph"));
+  for (const char* k : {"k0_linear_relu", "k1_linear", "k2_amax_sub_exp_sum_div"}) {
+    EXPECT_TRUE(has(fmt::format("kernels/{}.kernel", k))) << k;
+    EXPECT_TRUE(has(fmt::format("kernels/{}.ll", k))) << k;
+  }
+  EXPECT_TRUE(has("timing.txt"));
+  int graphs = 0;
+  for (const fs::path& f : files) {
+    if (f.extension() != ".graph") continue;
+    ++graphs;
+    ir::DiagnosticEngine diags;
+    auto m = frontend::parseFile((fs::path(exe.dumpDir()) / f).string(), diags);
+    ASSERT_TRUE(m) << f << " does not re-parse";
+  }
+  EXPECT_EQ(graphs, 11);  // captured + the 10 passes of the default pipeline
+  std::ifstream ll(fs::path(exe.dumpDir()) / "kernels/k0_linear_relu.ll");
+  std::string first;
+  std::getline(ll, first);
+  EXPECT_NE(first.find("ModuleID"), std::string::npos) << first;
+
+  // A second compile gets its own folder.
+  EXPECT_EQ(compile(Graph::load(GRAPHC_SOURCE_DIR "/examples/mlp.graph"), {.dumpDir = root.string()}).dumpDir(),
+            (root / "001_mlp").string());
+}
+
+TEST(DotTest, NamesFromTheInputAreEscaped) {
+  Graph g = trace([](TracedTensor a) { return relu(a); }, {{DType::F32, {2}, "a\"b\\c"}}, "say\"hi");
+  std::string dot = ir::toDot(g.entry());
+  EXPECT_NE(dot.find("digraph \"say\\\"hi\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"%a\\\"b\\\\c\\nf32[2]\""), std::string::npos) << dot;
+}
+
+}  // namespace
+}  // namespace graphc
