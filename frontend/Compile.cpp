@@ -146,7 +146,8 @@ std::unique_ptr<runtime::Executable> compileForBackend(const ir::Graph& g, const
     codegen::cpu::CompileReport report;
     exe = codegen::cpu::compileGraph(g, &report);
     if (dump)
-      for (const auto& k : report.kernels) dump->stage(fmt::format("cpu kernel {}", k.kernel), k.seconds);
+      for (const auto& k : report.kernels)
+        dump->stage(fmt::format("kernel {}{}", k.kernel, k.fromCache ? " (cached)" : ""), k.seconds, /*detail=*/true);
 #else
     throw Error("this graphc was built without the cpu backend (no LLVM 19 at build time)");
 #endif
@@ -160,7 +161,7 @@ std::unique_ptr<runtime::Executable> compileForBackend(const ir::Graph& g, const
     throw Error("this graphc was built without the cuda backend (no CUDA Toolkit at build time)");
 #endif
   }
-  if (dump) dump->stage(fmt::format("backend {} (wall)", deviceName(options.device)), secondsSince(start));
+  if (dump) dump->stage(fmt::format("backend {} (kernels in parallel)", deviceName(options.device)), secondsSince(start));
   return exe;
 }
 }  // namespace

@@ -81,7 +81,7 @@ void DebugDump::afterPass(std::string_view pass, const ir::Module& m) {
     if (g->memoryPlan) text += ir::describe(*g->memoryPlan);
   write(fmt::format("{:02}_after_{}.graph", ++passIndex_, pass), text);
   double t = now();
-  stages_.emplace_back(fmt::format("pass {}", pass), t - lastStamp_);
+  stages_.push_back({fmt::format("pass {}", pass), t - lastStamp_, false});
   lastStamp_ = t;
 }
 
@@ -100,19 +100,19 @@ void DebugDump::kernels(const ir::Graph& g, std::string_view device) {
   (void)device;
 }
 
-void DebugDump::stage(std::string name, double seconds) {
-  stages_.emplace_back(std::move(name), seconds);
+void DebugDump::stage(std::string name, double seconds, bool detail) {
+  stages_.push_back({std::move(name), seconds, detail});
   lastStamp_ = now();
 }
 
 void DebugDump::finish() {
   std::string table = "// wall time of each compile stage\n";
   double total = 0;
-  for (const auto& [name, seconds] : stages_) {
-    table += fmt::format("{:<32} {:>10.3f} ms\n", name, seconds * 1e3);
-    total += seconds;
+  for (const Stage& s : stages_) {
+    table += fmt::format("{:<40} {:>10.3f} ms\n", (s.detail ? "  " : "") + s.name, s.seconds * 1e3);
+    if (!s.detail) total += s.seconds;
   }
-  table += fmt::format("{:<32} {:>10.3f} ms\n", "total", total * 1e3);
+  table += fmt::format("{:<40} {:>10.3f} ms\n", "total", total * 1e3);
   write("timing.txt", table);
 }
 

@@ -44,8 +44,9 @@ class DebugDump {
   /// Every kernel of `g` in the kernel IR, and its generated source for
   /// `device` ("cpu": LLVM IR per kernel, "cuda": the module's CUDA C++).
   void kernels(const ir::Graph& g, std::string_view device);
-  /// Records a stage's wall time for timing.txt.
-  void stage(std::string name, double seconds);
+  /// Records a stage's wall time for timing.txt; a `detail` (one kernel of
+  /// a stage that compiles them in parallel) is listed but not summed.
+  void stage(std::string name, double seconds, bool detail = false);
   /// Writes timing.txt.
   void finish();
 
@@ -54,7 +55,12 @@ class DebugDump {
   std::string path_;
   int passIndex_ = 0;
   double lastStamp_ = 0;
-  std::vector<std::pair<std::string, double>> stages_;
+  struct Stage {
+    std::string name;
+    double seconds;
+    bool detail;
+  };
+  std::vector<Stage> stages_;
 };
 
 }  // namespace graphc
