@@ -97,10 +97,11 @@ class InterpreterExecutable final : public runtime::Executable {
                                 ir::toString(expected[k].type())));
     inputs_ = inputs;
     outputs_ = outputs;
+    captured_ = true;
   }
 
   void replay() override {
-    if (outputs_.empty() && inputs_.empty()) throw Error("replay: nothing is captured");
+    if (!captured_) throw Error("replay: nothing is captured");
     std::vector<Tensor> results = runtime::interpret(graph_, inputs_);
     for (size_t k = 0; k < results.size(); ++k) std::memcpy(outputs_[k].data(), results[k].data(), results[k].nbytes());
   }
@@ -110,6 +111,7 @@ class InterpreterExecutable final : public runtime::Executable {
  private:
   const ir::Graph& graph_;
   std::vector<Tensor> inputs_, outputs_;
+  bool captured_ = false;
 };
 }  // namespace
 

@@ -395,6 +395,7 @@ TracedList cond(TracedTensor pred, const BranchFn& thenFn, const BranchFn& elseF
                 SourceLocation where) {
   TraceState& s = state();
   ir::SourceLoc loc = locate(where);
+  if (!thenFn || !elseFn) traceError(loc, "cond needs a callable for each branch");
   std::vector<ir::Value*> values{use(pred, loc)};
   for (const TracedTensor& t : operands) values.push_back(use(t, loc));
   auto node = std::make_unique<ir::Node>(ir::OpId::Cond, values, ir::AttrMap{}, loc);

@@ -174,6 +174,10 @@ TEST(TracerTest, MisusedTracedTensorsAreClearErrors) {
                Error);
   EXPECT_THROW(trace([](TracedTensor a) { return a; }, {{DType::F32, {2}, "a"}, {DType::F32, {2}, "b"}}), Error)
       << "arity mismatch";
+  EXPECT_THROW(trace([](TracedTensor a, TracedTensor p) { return cond(p, BranchFn{}, BranchFn{}, {a}); },
+                     {{DType::F32, {2}, "a"}, {DType::Bool, {}, "p"}}),
+               CompileError)
+      << "a cond without branches";
 }
 
 // --- compile() ---------------------------------------------------------------
@@ -206,6 +210,7 @@ TEST(CompileApiTest, RunsCapturesAndReplaysOnEveryDevice) {
   for (Device d : {Device::Reference, Device::Cpu}) {
     Executable exe = compile(g, {.device = d});
     EXPECT_EQ(exe.device(), d);
+    EXPECT_THROW(exe.replay(), Error) << "replay before capture";
     expectClose(exe.run(inputs), want);
     std::vector<Tensor> outputs = testing::poisonedOutputs(g.entry(), inputs);
     exe.capture(inputs, outputs);
