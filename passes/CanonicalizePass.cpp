@@ -185,9 +185,12 @@ class Canonicalizer {
     }
     runtime::Tensor value =
         runtime::evaluateNode(n, operands, {runtime::concreteShape(n.result()->type)})[0];
+    // A nested list cannot spell an empty tensor's sizes: that is a `full`
+    // of its type.
     ir::AttrMap attrs;
-    attrs.set("value", tensorAttribute(value));
-    ir::Node* c = insertNode(region_, pos, OpId::Constant, {}, attrs, {n.result()->type}, n.loc);
+    attrs.set("value", value.numel() == 0 ? scalarAttribute(value.dtype(), 0) : tensorAttribute(value));
+    ir::Node* c = insertNode(region_, pos, value.numel() == 0 ? OpId::Full : OpId::Constant, {}, attrs,
+                             {n.result()->type}, n.loc);
     region_.replaceAllUses(n.result(), c->result());
     return true;
   }

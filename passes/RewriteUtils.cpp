@@ -13,11 +13,15 @@ ir::Node* insertNode(ir::Region& r, size_t pos, ir::OpId op, std::vector<ir::Val
   return n;
 }
 
+ir::Attribute scalarAttribute(ir::DType dtype, double value) {
+  if (ir::isFloat(dtype)) return ir::Attribute::ofFloat(value);
+  if (dtype == ir::DType::Bool) return ir::Attribute::ofBool(value != 0);
+  return ir::Attribute::ofInt(static_cast<int64_t>(value));
+}
+
 ir::Value* insertScalarConstant(ir::Region& r, size_t pos, ir::DType dtype, double value, const ir::SourceLoc& loc) {
   ir::AttrMap attrs;
-  if (ir::isFloat(dtype)) attrs.set("value", ir::Attribute::ofFloat(value));
-  else if (dtype == ir::DType::Bool) attrs.set("value", ir::Attribute::ofBool(value != 0));
-  else attrs.set("value", ir::Attribute::ofInt(static_cast<int64_t>(value)));
+  attrs.set("value", scalarAttribute(dtype, value));
   return insertNode(r, pos, ir::OpId::Constant, {}, attrs, {ir::TensorType{dtype, {}}}, loc)->result();
 }
 

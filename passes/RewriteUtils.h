@@ -29,6 +29,9 @@ class NodeBuilder {
   ir::SourceLoc loc_;
 };
 
+/// `value` as the attribute a scalar of `dtype` holds (float, int or bool).
+ir::Attribute scalarAttribute(ir::DType dtype, double value);
+
 /// A scalar `constant` of `dtype` holding `value`, inserted before `pos`.
 ir::Value* insertScalarConstant(ir::Region& r, size_t pos, ir::DType dtype, double value, const ir::SourceLoc& loc);
 
