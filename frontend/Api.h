@@ -89,6 +89,8 @@ class Graph {
   /// Parse .graph text / a file; throws CompileError with the parser's
   /// diagnostics.
   static Graph parse(std::string text, std::string bufferName = "<string>");
+  /// A `.onnx` file is imported (frontend/onnx/OnnxImporter.h), with its
+  /// diagnostics located in a listing of the model.
   static Graph load(const std::filesystem::path& file);
 
   /// The entry graph (`@main`, else the first).

@@ -14,6 +14,9 @@
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
 #include "runtime/Interpreter.h"
+#ifdef GRAPHC_HAS_ONNX
+#include "frontend/onnx/OnnxImporter.h"
+#endif
 #ifdef GRAPHC_HAS_CPU
 #include "codegen/cpu/CpuExecutable.h"
 #endif
@@ -68,6 +71,13 @@ Graph Graph::parse(std::string text, std::string bufferName) {
 
 Graph Graph::load(const std::filesystem::path& file) {
   ir::DiagnosticEngine diags;
+#ifdef GRAPHC_HAS_ONNX
+  if (frontend::isOnnxPath(file.string())) {
+    frontend::OnnxImport imported = frontend::importOnnxFile(file.string(), diags);
+    if (!imported.module) fail(diags);
+    return Graph(std::move(imported.module));
+  }
+#endif
   auto m = frontend::parseFile(file.string(), diags);
   if (!m) fail(diags);
   return Graph(std::move(m));

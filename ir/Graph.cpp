@@ -40,6 +40,11 @@ Value* Region::addParam(TensorType type, std::string name, SourceLoc loc) {
   return params_.back().get();
 }
 
+void Region::removeParam(size_t k) {
+  params_.erase(params_.begin() + static_cast<std::ptrdiff_t>(k));
+  for (size_t i = k; i < params_.size(); ++i) params_[i]->index_ = static_cast<int>(i);
+}
+
 Node* Region::append(std::unique_ptr<Node> node) { return insert(nodes_.size(), std::move(node)); }
 
 Node* Region::insert(size_t pos, std::unique_ptr<Node> node) {

@@ -83,6 +83,8 @@ class Region {
   const std::vector<std::unique_ptr<Value>>& params() const { return params_; }
   Value* param(size_t k) const { return params_[k].get(); }
   Value* addParam(TensorType type, std::string name = {}, SourceLoc loc = {});
+  /// Removes parameter `k`, which must be unused; later ones move down.
+  void removeParam(size_t k);
 
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   /// Appends a node; its results are added by the caller.

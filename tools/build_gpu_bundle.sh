@@ -13,7 +13,7 @@
 # Carry: build-gpu/bin and build-gpu/lib (the script prints their size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHC_WITH_LLVM=OFF -DCMAKE_EXE_LINKER_FLAGS= > /dev/null
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHC_WITH_LLVM=OFF -DGRAPHC_WITH_ONNX=OFF -DCMAKE_EXE_LINKER_FLAGS= > /dev/null
 cmake --build build-gpu --target graphc_cuda_tests graphc-cuda-bench
 strip build-gpu/bin/graphc_cuda_tests build-gpu/bin/graphc-cuda-bench
 rm -rf build-gpu/lib && mkdir -p build-gpu/lib

@@ -2,12 +2,15 @@
 // 0 success, 1 a diagnosed user error (bad graph, bad input), 2 usage.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "codegen/cpu/CpuExecutable.h"
 #include "frontend/DebugDump.h"
 #include "ir/Graph.h"
+#include "runtime/Tensor.h"
 
 namespace graphc::tools {
 
@@ -47,6 +50,30 @@ struct CompileOptions {
   bool timePasses = false;
 };
 
+struct ImportOptions {
+  std::string file;
+  std::string output = "-";
+  std::vector<std::string> inputs;  // NAME=PATH: values to specialise on
+};
+
+/// A module read by a subcommand. For an ONNX model, the parameter each
+/// graph input became (by ONNX name) and the inputs the import specialised
+/// on their --input values.
+struct LoadedModule {
+  std::unique_ptr<ir::Module> module;  // null: diagnosed
+  std::map<std::string, std::string> paramOfInput;
+  std::vector<std::string> specialised;
+};
+
+/// Whether FILE is an ONNX model (`.onnx`).
+bool isOnnxFile(const std::string& path);
+/// Parses a .graph file or imports an ONNX model; an ONNX graph input that
+/// an op needs at import time takes its value from `knownInputs`.
+LoadedModule loadModule(const std::string& file, ir::DiagnosticEngine& diags,
+                        const std::map<std::string, runtime::Tensor>& knownInputs = {});
+/// A tensor from a .npy file or an ONNX TensorProto (.pb) file.
+runtime::Tensor readTensorFile(const std::string& path);
+
 /// Runs the default pipeline over `m`, with --time-passes' table when
 /// `timePasses` and each pass's IR in `dump` when given; false when a pass
 /// reported an error.
@@ -66,6 +93,7 @@ bool writeOutput(const std::string& path, const std::string& text);
 int runCommand(const RunOptions& options);
 int compileCommand(const CompileOptions& options);
 int optCommand(const OptOptions& options);
+int importCommand(const ImportOptions& options);
 int listPasses();
 
 }  // namespace graphc::tools

@@ -39,7 +39,7 @@ int compileCommand(const CompileOptions& options) {
   }
 #endif
   ir::DiagnosticEngine diags(ir::printToStderr());
-  auto module = frontend::parseFile(options.file, diags);
+  std::unique_ptr<ir::Module> module = loadModule(options.file, diags).module;
   if (!module) return 1;
   std::unique_ptr<DebugDump> dump;
   try {

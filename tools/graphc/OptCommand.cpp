@@ -24,11 +24,8 @@ std::shared_ptr<const ir::SourceBuffer> readInput(const std::string& file, ir::D
   return buffer;
 }
 
-/// Parses and optimises one buffer; returns the printed result or nullopt.
-std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer>& buffer, const OptOptions& options,
-                                    ir::DiagnosticEngine& diags) {
-  auto module = frontend::parse(buffer, diags);
-  if (!module) return std::nullopt;
+/// Optimises a module; returns the printed result or nullopt.
+std::optional<std::string> optimiseModule(ir::Module& module, const OptOptions& options, ir::DiagnosticEngine& diags) {
   passes::PassManagerOptions pmOptions;
   pmOptions.verifyEach = options.verifyEach;
   pmOptions.printAfterAll = options.printAfterAll;
@@ -46,8 +43,16 @@ std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer
       diags.error({}, fmt::format("--print-ir-after: unknown pass '{}'", name));
       return std::nullopt;
     }
-  if (!pm.run(*module, diags)) return std::nullopt;
-  return ir::print(*module);
+  if (!pm.run(module, diags)) return std::nullopt;
+  return ir::print(module);
+}
+
+/// Parses and optimises one buffer.
+std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer>& buffer, const OptOptions& options,
+                                    ir::DiagnosticEngine& diags) {
+  auto module = frontend::parse(buffer, diags);
+  if (!module) return std::nullopt;
+  return optimiseModule(*module, options, diags);
 }
 
 }  // namespace
@@ -64,6 +69,17 @@ int listPasses() {
 }
 
 int optCommand(const OptOptions& options) {
+  if (isOnnxFile(options.file)) {
+    if (options.splitInputFile || options.verifyDiagnostics) {
+      std::fputs("graphc: error: --split-input-file and --verify-diagnostics read .graph text, not ONNX models\n", stderr);
+      return 2;
+    }
+    ir::DiagnosticEngine diags(ir::printToStderr());
+    LoadedModule loaded = loadModule(options.file, diags);
+    if (!loaded.module) return 1;
+    auto printed = optimiseModule(*loaded.module, options, diags);
+    return printed && writeOutput(options.output, *printed) ? 0 : 1;
+  }
   ir::DiagnosticEngine fileDiags(ir::printToStderr());
   auto whole = readInput(options.file, fileDiags);
   if (!whole) return 1;

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "frontend/Parser.h"
 #ifdef GRAPHC_HAS_CUDA
 #include "codegen/cuda/CudaExecutable.h"
 #endif
@@ -45,16 +44,31 @@ int64_t parseInt(const std::string& text, std::string_view what) {
   return v;
 }
 
-/// Builds the entry graph's inputs from --input and --dim: .npy files first
+/// --input NAME=VALUE, by name. A file's tensor is read once, here: an
+/// ONNX import may specialise the graph on it.
+struct GivenInputs {
+  std::map<std::string, std::string> values;
+  std::map<std::string, runtime::Tensor> tensors;
+};
+
+bool isRand(const std::string& v) { return v == "rand" || v.rfind("rand:", 0) == 0; }
+
+GivenInputs readGivenInputs(const RunOptions& options) {
+  GivenInputs given;
+  for (const std::string& item : options.inputs) {
+    auto [name, value] = splitAssignment(item, "--input");
+    if (!given.values.emplace(name, value).second) throw UsageError(fmt::format("--input {} is given twice", name));
+    if (!isRand(value)) given.tensors[name] = readTensorFile(value);
+  }
+  return given;
+}
+
+/// Builds the entry graph's inputs from --input and --dim: files first
 /// (their shapes bind symbolic sizes), then rand inputs. As trtexec does, a
 /// parameter without --input gets rand:K (K its position) and a symbolic
 /// size bound by nothing gets 1, each with a note, so any graph runs as is.
-std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, const RunOptions& options) {
-  std::map<std::string, std::string> given;
-  for (const std::string& item : options.inputs) {
-    auto [name, value] = splitAssignment(item, "--input");
-    if (!given.emplace(name, value).second) throw UsageError(fmt::format("--input {} is given twice", name));
-  }
+std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenInputs, const RunOptions& options) {
+  std::map<std::string, std::string>& given = givenInputs.values;
   ir::SymbolBindings dims;
   for (const std::string& item : options.dims) {
     auto [name, value] = splitAssignment(item, "--dim");
@@ -68,7 +82,6 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, const RunOptions& o
   }
   std::vector<runtime::Tensor> inputs(params.size());
   std::vector<std::string> defaulted;
-  auto isRand = [](const std::string& v) { return v == "rand" || v.rfind("rand:", 0) == 0; };
   for (size_t k = 0; k < params.size(); ++k) {
     auto it = given.find(params[k]->name);
     if (it == given.end()) {
@@ -76,7 +89,7 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, const RunOptions& o
       defaulted.push_back(fmt::format("%{}=rand:{}", params[k]->name, k));
     }
     if (!isRand(it->second)) {
-      inputs[k] = runtime::readNpy(it->second);
+      inputs[k] = givenInputs.tensors.at(it->first);
       // Symbols bound by a file's shape size the rand inputs too.
       if (inputs[k].rank() == params[k]->type.rank())
         for (int64_t d = 0; d < inputs[k].rank(); ++d)
@@ -157,11 +170,22 @@ std::vector<runtime::Tensor> execute(ir::Module& m, const std::vector<runtime::T
 
 int runCommand(const RunOptions& options) {
   ir::DiagnosticEngine diags(ir::printToStderr());
-  auto module = frontend::parseFile(options.file, diags);
-  if (!module) return 1;
-  const ir::Graph& g = *module->entry();
   try {
-    std::vector<runtime::Tensor> outputs = execute(*module, buildInputs(g, options), options, diags);
+    GivenInputs given = readGivenInputs(options);
+    LoadedModule loaded = loadModule(options.file, diags, given.tensors);
+    if (!loaded.module) return 1;
+    // An ONNX model's inputs go by their ONNX names; those the import
+    // specialised on their values are no longer parameters.
+    for (const std::string& name : loaded.specialised) given.values.erase(name);
+    for (const auto& [onnxName, param] : loaded.paramOfInput)
+      if (onnxName != param && given.values.count(onnxName)) {
+        given.values[param] = given.values.at(onnxName);
+        given.values.erase(onnxName);
+        if (given.tensors.count(onnxName)) given.tensors[param] = given.tensors.at(onnxName);
+      }
+    ir::Module& module = *loaded.module;
+    const ir::Graph& g = *module.entry();
+    std::vector<runtime::Tensor> outputs = execute(module, buildInputs(g, given, options), options, diags);
     if (!options.saveOutputs.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options.saveOutputs, ec);

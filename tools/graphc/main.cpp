@@ -6,7 +6,11 @@
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
 //   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|dot|llvm|asm|cuda|ptx]
 //                       [--dump-dir DIR] [--time-passes] [-o OUT]
+//   graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph]
 //   graphc --list-passes
+//
+// FILE is a .graph file or an ONNX model (.onnx); --input files are .npy or
+// ONNX TensorProto (.pb).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -23,7 +27,7 @@ int main(int argc, char** argv) {
 
   RunOptions run;
   CLI::App* runCmd = app.add_subcommand("run", "Run a graph and report its outputs");
-  runCmd->add_option("file", run.file, "A .graph file")->required();
+  runCmd->add_option("file", run.file, "A .graph file or an ONNX model")->required();
   runCmd->add_option("--device", run.device, "Where to run")
       ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
       ->default_val("cpu");
@@ -33,7 +37,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"generated", "cublaslt"}))
       ->default_val("generated");
   // Repeatable options take one value per use, so they never swallow FILE.
-  runCmd->add_option("--input", run.inputs, "NAME=PATH.npy or NAME=rand[:SEED] for each parameter")
+  runCmd->add_option("--input", run.inputs, "NAME=PATH (.npy or ONNX .pb) or NAME=rand[:SEED] for each parameter")
       ->allow_extra_args(false);
   runCmd->add_option("--dim", run.dims, "SYM=N: the size of a symbolic dim for rand inputs")->allow_extra_args(false);
   runCmd->add_option("--save-outputs", run.saveOutputs, "Write DIR/output0.npy, DIR/output1.npy, ...");
@@ -42,7 +46,7 @@ int main(int argc, char** argv) {
 
   OptOptions opt;
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a graph and print the result");
-  optCmd->add_option("file", opt.file, "A .graph file, or - for standard input")->required();
+  optCmd->add_option("file", opt.file, "A .graph file, an ONNX model, or - for standard input")->required();
   optCmd->add_option("-o", opt.output, "Output file (default: standard output)");
   optCmd->add_option("--passes", opt.passes, "Comma-separated passes (default: the default pipeline; empty: none)")
       ->expected(0, 1);
@@ -58,7 +62,7 @@ int main(int argc, char** argv) {
 
   CompileOptions compile;
   CLI::App* compileCmd = app.add_subcommand("compile", "Optimise a graph and emit what the backends get");
-  compileCmd->add_option("file", compile.file, "A .graph file")->required();
+  compileCmd->add_option("file", compile.file, "A .graph file or an ONNX model")->required();
   compileCmd->add_option("--device", compile.device, "Target")->check(CLI::IsMember({"cpu", "cuda"}))->required();
   compileCmd->add_option("--arch", compile.arch, "CUDA architecture for --emit=ptx (default: sm_90)")
       ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}));
@@ -69,6 +73,13 @@ int main(int argc, char** argv) {
                          "Write the IR after each pass, the kernels and their source under DIR (as GRAPHC_DEBUG_DIR)");
   compileCmd->add_flag("--time-passes", compile.timePasses, "Print pass and kernel compile times (to stderr)");
   compileCmd->add_option("-o", compile.output, "Output file (default: standard output)");
+
+  ImportOptions import;
+  CLI::App* importCmd = app.add_subcommand("import", "Import an ONNX model and print it as .graph text");
+  importCmd->add_option("file", import.file, "An ONNX model (.onnx)")->required();
+  importCmd->add_option("--input", import.inputs, "NAME=PATH (.npy or .pb): a value to specialise an input on")
+      ->allow_extra_args(false);
+  importCmd->add_option("-o", import.output, "Output file (default: standard output)");
 
   try {
     app.parse(argc, argv);
@@ -82,6 +93,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return runCommand(run);
     if (optCmd->parsed()) return optCommand(opt);
     if (compileCmd->parsed()) return compileCommand(compile);
+    if (importCmd->parsed()) return importCommand(import);
   } catch (const std::bad_alloc&) {
     std::fputs("graphc: error: out of memory\n", stderr);
     return 1;

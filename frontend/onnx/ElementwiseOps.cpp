@@ -1,0 +1,325 @@
+// ONNX elementwise ops → graphc pointwise ops. Most map one to one; the
+// activations ONNX defines as functions (Elu, Selu, HardSwish, Softplus,
+// ...) are written out in the primitives, as their ONNX function bodies
+// are, so they fuse like any other pointwise work.
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "frontend/onnx/ImportContext.h"
+
+namespace graphc::frontend::onnximport {
+
+namespace {
+
+using ir::OpId;
+
+template <OpId op>
+void unary(NodeContext& c) {
+  c.setOutput(0, c.op(op, {c.required(0)}));
+}
+
+template <OpId op>
+void unaryFloat(NodeContext& c) {
+  needFloat(c, c.required(0));
+  c.setOutput(0, c.op(op, {c.required(0)}));
+}
+
+/// Add, Sub, Mul and the comparisons: graphc's ops reject bool operands of
+/// arithmetic, as ONNX does.
+template <OpId op>
+void binary(NodeContext& c) {
+  c.setOutput(0, c.op(op, {c.required(0), c.required(1)}));
+}
+
+template <OpId op>
+void binaryFloat(NodeContext& c) {
+  needFloat(c, c.required(0));
+  c.setOutput(0, c.op(op, {c.required(0), c.required(1)}));
+}
+
+/// Max, Min, Sum, Mean: variadic, folded left to right.
+template <OpId op>
+void variadic(NodeContext& c) {
+  ir::Value* acc = c.required(0);
+  for (size_t k = 1; k < c.numInputs(); ++k) acc = c.op(op, {acc, c.required(k)});
+  c.setOutput(0, acc);
+}
+
+void mean(NodeContext& c) {
+  needFloat(c, c.required(0));
+  ir::Value* sum = c.required(0);
+  for (size_t k = 1; k < c.numInputs(); ++k) sum = c.op(OpId::Add, {sum, c.required(k)});
+  const double n = static_cast<double>(c.numInputs());
+  c.setOutput(0, n == 1 ? sum : c.op(OpId::Div, {sum, c.scalarLike(sum, n)}));
+}
+
+void pow(NodeContext& c) {
+  ir::Value* base = c.required(0);
+  ir::Value* exponent = c.required(1);
+  needFloat(c, base);
+  // ONNX lets the exponent have another numeric dtype; graphc's pow does not.
+  if (exponent->type.dtype != base->type.dtype)
+    exponent = c.op(OpId::Cast, {exponent}, [&] {
+      ir::AttrMap a;
+      a.set("dtype", ir::Attribute::ofDType(base->type.dtype));
+      return a;
+    }());
+  c.setOutput(0, c.op(OpId::Pow, {base, exponent}));
+}
+
+void tan(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  needFloat(c, x);
+  c.setOutput(0, c.op(OpId::Div, {c.op(OpId::Sin, {x}), c.op(OpId::Cos, {x})}));
+}
+
+void sign(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  ir::Value* zero = c.scalarLike(x, 0);
+  ir::Value* negative = c.op(OpId::Where, {c.op(OpId::Lt, {x, zero}), c.scalarLike(x, -1), zero});
+  c.setOutput(0, c.op(OpId::Where, {c.op(OpId::Gt, {x, zero}), c.scalarLike(x, 1), negative}));
+}
+
+void isNaN(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  needFloat(c, x);
+  c.setOutput(0, c.op(OpId::Ne, {x, x}));
+}
+
+void isInf(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  needFloat(c, x);
+  const double inf = std::numeric_limits<double>::infinity();
+  const bool positive = c.intAttr("detect_positive", 1) != 0;
+  const bool negative = c.intAttr("detect_negative", 1) != 0;
+  ir::Value* isPos = c.op(OpId::Eq, {x, c.scalarLike(x, inf)});
+  ir::Value* isNeg = c.op(OpId::Eq, {x, c.scalarLike(x, -inf)});
+  if (positive && negative) c.setOutput(0, c.op(OpId::LogicalOr, {isPos, isNeg}));
+  else if (positive) c.setOutput(0, isPos);
+  else if (negative) c.setOutput(0, isNeg);
+  else c.setOutput(0, c.op(OpId::LogicalAnd, {isPos, isNeg}));  // never both: all false
+}
+
+void logicalNot(NodeContext& c) { c.setOutput(0, c.op(OpId::LogicalNot, {c.required(0)})); }
+
+void xorOp(NodeContext& c) {
+  ir::Value* a = c.required(0);
+  if (a->type.dtype != ir::DType::Bool) c.fail(fmt::format("operands must be bool, got {}", ir::toString(a->type)));
+  c.setOutput(0, c.op(OpId::Ne, {a, c.required(1)}));
+}
+
+void where(NodeContext& c) { c.setOutput(0, c.op(OpId::Where, {c.required(0), c.required(1), c.required(2)})); }
+
+ir::AttrMap castTo(ir::DType t) {
+  ir::AttrMap a;
+  a.set("dtype", ir::Attribute::ofDType(t));
+  return a;
+}
+
+void cast(NodeContext& c) {
+  const int64_t to = c.intAttr("to", 0);
+  std::optional<ir::DType> t = dtypeOf(static_cast<int32_t>(to));
+  if (!t) c.unsupported("to " + onnxTypeName(static_cast<int32_t>(to)),
+                        fmt::format("cast to {} is not supported", onnxTypeName(static_cast<int32_t>(to))));
+  c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, castTo(*t)));
+}
+
+void castLike(NodeContext& c) { c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, castTo(c.required(1)->type.dtype))); }
+
+/// Clip: bounds are attributes before opset 11, optional inputs after; a
+/// bound known at import time becomes clamp's attribute, one computed at
+/// run time a maximum/minimum.
+void clip(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  ir::AttrMap attrs;
+  ir::Value* y = x;
+  auto bound = [&](double v) { return ir::isFloat(x->type.dtype) ? ir::Attribute::ofFloat(v) : ir::Attribute::ofInt(static_cast<int64_t>(v)); };
+  std::vector<std::pair<size_t, OpId>> runtimeBounds;
+  if (c.opset < 11) {
+    if (c.has("min")) attrs.set("min", bound(c.floatAttr("min", 0)));
+    if (c.has("max")) attrs.set("max", bound(c.floatAttr("max", 0)));
+  } else {
+    for (auto [k, name, op] : {std::tuple{size_t{1}, "min", OpId::Maximum}, std::tuple{size_t{2}, "max", OpId::Minimum}}) {
+      if (!c.input(k)) continue;
+      if (auto t = c.constant(k)) {
+        if (t->numel() != 1) c.fail(fmt::format("'{}' must be a scalar, it is {}", name, ir::toString(t->type())));
+        attrs.set(name, ir::isFloat(x->type.dtype) ? ir::Attribute::ofFloat(t->getDouble(0)) : ir::Attribute::ofInt(t->getInt(0)));
+      } else {
+        runtimeBounds.emplace_back(k, op);
+      }
+    }
+  }
+  if (!attrs.empty()) y = c.op(OpId::Clamp, {y}, attrs);
+  for (auto [k, op] : runtimeBounds) y = c.op(op, {y, c.input(k)});
+  c.setOutput(0, y);
+}
+
+// ---- activations ONNX defines as functions ----------------------------------
+
+ir::Value* x0(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  needFloat(c, x);
+  return x;
+}
+
+void elu(NodeContext& c) {
+  ir::Value* x = x0(c);
+  const double alpha = c.floatAttr("alpha", 1.0f);
+  ir::Value* one = c.scalarLike(x, 1);
+  ir::Value* negative = c.op(OpId::Mul, {c.scalarLike(x, alpha), c.op(OpId::Sub, {c.op(OpId::Exp, {x}), one})});
+  c.setOutput(0, c.op(OpId::Where, {c.op(OpId::Lt, {x, c.scalarLike(x, 0)}), negative, x}));
+}
+
+void selu(NodeContext& c) {
+  ir::Value* x = x0(c);
+  const double alpha = c.floatAttr("alpha", 1.67326319217681884765625f);
+  const double gamma = c.floatAttr("gamma", 1.05070102214813232421875f);
+  ir::Value* negative = c.op(OpId::Sub, {c.op(OpId::Mul, {c.scalarLike(x, alpha), c.op(OpId::Exp, {x})}), c.scalarLike(x, alpha)});
+  ir::Value* y = c.op(OpId::Where, {c.op(OpId::Le, {x, c.scalarLike(x, 0)}), negative, x});
+  c.setOutput(0, c.op(OpId::Mul, {y, c.scalarLike(x, gamma)}));
+}
+
+void leakyRelu(NodeContext& c) {
+  ir::Value* x = x0(c);
+  ir::Value* scaled = c.op(OpId::Mul, {x, c.scalarLike(x, c.floatAttr("alpha", 0.01f))});
+  c.setOutput(0, c.op(OpId::Where, {c.op(OpId::Lt, {x, c.scalarLike(x, 0)}), scaled, x}));
+}
+
+void prelu(NodeContext& c) {
+  ir::Value* x = x0(c);
+  ir::Value* slope = c.required(1);
+  // Before opset 7 a 1-D slope of size C is per channel (dim 1), not
+  // broadcast NumPy's way.
+  if (c.opset < 7 && slope->type.rank() == 1 && x->type.rank() >= 2 && !slope->type.shape[0].isStatic(1) &&
+      slope->type.shape[0] == x->type.shape[1]) {
+    ir::AttrMap last;
+    last.set("dim", ir::Attribute::ofInt(-1));
+    for (int64_t d = 2; d < x->type.rank(); ++d) slope = c.op(OpId::Unsqueeze, {slope}, last);
+  }
+  ir::Value* scaled = c.op(OpId::Mul, {x, slope});
+  c.setOutput(0, c.op(OpId::Where, {c.op(OpId::Lt, {x, c.scalarLike(x, 0)}), scaled, x}));
+}
+
+void thresholdedRelu(NodeContext& c) {
+  ir::Value* x = x0(c);
+  ir::Value* keep = c.op(OpId::Gt, {x, c.scalarLike(x, c.floatAttr("alpha", 1.0f))});
+  c.setOutput(0, c.op(OpId::Where, {keep, x, c.scalarLike(x, 0)}));
+}
+
+ir::AttrMap unitInterval() {
+  ir::AttrMap a;
+  a.set("min", ir::Attribute::ofFloat(0));
+  a.set("max", ir::Attribute::ofFloat(1));
+  return a;
+}
+
+void hardSigmoid(NodeContext& c) {
+  ir::Value* x = x0(c);
+  ir::Value* line = c.op(OpId::Add, {c.op(OpId::Mul, {x, c.scalarLike(x, c.floatAttr("alpha", 0.2f))}),
+                                     c.scalarLike(x, c.floatAttr("beta", 0.5f))});
+  c.setOutput(0, c.op(OpId::Clamp, {line}, unitInterval()));
+}
+
+void hardSwish(NodeContext& c) {
+  ir::Value* x = x0(c);
+  ir::Value* line = c.op(OpId::Add, {c.op(OpId::Mul, {x, c.scalarLike(x, 1.0 / 6.0)}), c.scalarLike(x, 0.5)});
+  c.setOutput(0, c.op(OpId::Mul, {x, c.op(OpId::Clamp, {line}, unitInterval())}));
+}
+
+/// log(1 + exp(x)) as relu(x) + log(1 + exp(-|x|)), which does not
+/// overflow for large x.
+ir::Value* softplusOf(NodeContext& c, ir::Value* x) {
+  ir::Value* tail = c.op(OpId::Exp, {c.op(OpId::Neg, {c.op(OpId::Abs, {x})})});
+  return c.op(OpId::Add, {c.op(OpId::Relu, {x}), c.op(OpId::Log, {c.op(OpId::Add, {tail, c.scalarLike(x, 1)})})});
+}
+
+void softplus(NodeContext& c) { c.setOutput(0, softplusOf(c, x0(c))); }
+
+void softsign(NodeContext& c) {
+  ir::Value* x = x0(c);
+  c.setOutput(0, c.op(OpId::Div, {x, c.op(OpId::Add, {c.op(OpId::Abs, {x}), c.scalarLike(x, 1)})}));
+}
+
+void mish(NodeContext& c) {
+  ir::Value* x = x0(c);
+  c.setOutput(0, c.op(OpId::Mul, {x, c.op(OpId::Tanh, {softplusOf(c, x)})}));
+}
+
+void celu(NodeContext& c) {
+  ir::Value* x = x0(c);
+  const double alpha = c.floatAttr("alpha", 1.0f);
+  ir::Value* expm1 = c.op(OpId::Sub, {c.op(OpId::Exp, {c.op(OpId::Div, {x, c.scalarLike(x, alpha)})}), c.scalarLike(x, 1)});
+  ir::Value* negative = c.op(OpId::Minimum, {c.scalarLike(x, 0), c.op(OpId::Mul, {c.scalarLike(x, alpha), expm1})});
+  c.setOutput(0, c.op(OpId::Add, {c.op(OpId::Relu, {x}), negative}));
+}
+
+void gelu(NodeContext& c) {
+  ir::Value* x = x0(c);
+  const std::string approximate = c.stringAttr("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    c.fail(fmt::format("attribute 'approximate' must be \"none\" or \"tanh\", got \"{}\"", approximate));
+  ir::AttrMap a;
+  a.set("approximate", ir::Attribute::ofString(approximate));
+  c.setOutput(0, c.op(OpId::Gelu, {x}, a));
+}
+
+const OpMapping kOps[] = {
+    {"Abs", unary<OpId::Abs>, {}},
+    {"Neg", unary<OpId::Neg>, {}},
+    {"Relu", unary<OpId::Relu>, {}},
+    {"Exp", unaryFloat<OpId::Exp>, {}},
+    {"Log", unaryFloat<OpId::Log>, {}},
+    {"Sqrt", unaryFloat<OpId::Sqrt>, {}},
+    {"Sin", unaryFloat<OpId::Sin>, {}},
+    {"Cos", unaryFloat<OpId::Cos>, {}},
+    {"Tan", tan, {}},
+    {"Tanh", unaryFloat<OpId::Tanh>, {}},
+    {"Sigmoid", unaryFloat<OpId::Sigmoid>, {}},
+    {"Erf", unaryFloat<OpId::Erf>, {}},
+    {"Reciprocal", unaryFloat<OpId::Reciprocal>, {}},
+    {"Sign", sign, {}},
+    {"IsNaN", isNaN, {}},
+    {"IsInf", isInf, {"detect_positive", "detect_negative"}},
+    {"Not", logicalNot, {}},
+    {"Add", binary<OpId::Add>, {}},
+    {"Sub", binary<OpId::Sub>, {}},
+    {"Mul", binary<OpId::Mul>, {}},
+    {"Div", binaryFloat<OpId::Div>, {}},
+    {"Pow", pow, {}},
+    {"Equal", binary<OpId::Eq>, {}},
+    {"Greater", binary<OpId::Gt>, {}},
+    {"GreaterOrEqual", binary<OpId::Ge>, {}},
+    {"Less", binary<OpId::Lt>, {}},
+    {"LessOrEqual", binary<OpId::Le>, {}},
+    {"And", binary<OpId::LogicalAnd>, {}},
+    {"Or", binary<OpId::LogicalOr>, {}},
+    {"Xor", xorOp, {}},
+    {"Max", variadic<OpId::Maximum>, {}},
+    {"Min", variadic<OpId::Minimum>, {}},
+    {"Sum", variadic<OpId::Add>, {}},
+    {"Mean", mean, {}},
+    {"Where", where, {}},
+    {"Cast", cast, {"to", "saturate"}},
+    {"CastLike", castLike, {"saturate"}},
+    {"Clip", clip, {"min", "max"}},
+    {"Elu", elu, {"alpha"}},
+    {"Selu", selu, {"alpha", "gamma"}},
+    {"LeakyRelu", leakyRelu, {"alpha"}},
+    {"PRelu", prelu, {}},
+    {"ThresholdedRelu", thresholdedRelu, {"alpha"}},
+    {"HardSigmoid", hardSigmoid, {"alpha", "beta"}},
+    {"HardSwish", hardSwish, {}},
+    {"Softplus", softplus, {}},
+    {"Softsign", softsign, {}},
+    {"Mish", mish, {}},
+    {"Celu", celu, {"alpha"}},
+    {"Gelu", gelu, {"approximate"}},
+};
+
+}  // namespace
+
+std::span<const OpMapping> elementwiseOps() { return kOps; }
+
+}  // namespace graphc::frontend::onnximport

@@ -1,0 +1,119 @@
+// What the ONNX importer (OnnxImporter.cpp) and its op converters (the
+// *Ops.cpp files) share; internal to frontend/onnx.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/onnx/OnnxImporter.h"
+#include "ir/Graph.h"
+#include "runtime/Tensor.h"
+
+namespace graphc::frontend::onnximport {
+
+/// ONNX's TensorProto.DataType as a dtype; nullopt for types graphc lacks.
+std::optional<ir::DType> dtypeOf(int32_t onnxType);
+/// "float", "uint8", ... (what the ONNX spec calls them).
+std::string onnxTypeName(int32_t onnxType);
+/// Throws ir::Error naming `what` for a malformed tensor, Unsupported for a
+/// dtype graphc lacks or data stored outside the model.
+runtime::Tensor tensorFromProto(const onnx::TensorProto& t, const std::string& what);
+
+/// A feature of the model graphc does not support; the import records it
+/// for the conformance report.
+using Unsupported = OnnxUnsupported;
+
+class Importer;
+
+/// One node being converted: its operands, its attributes, and a builder
+/// that appends ops to the region the node is in. Every failure is an
+/// exception that the importer reports at the node's line of the listing.
+class NodeContext {
+ public:
+  NodeContext(Importer& importer, const onnx::NodeProto& node, ir::Region& region, ir::SourceLoc loc,
+              std::vector<ir::Value*> inputs, int64_t opset);
+
+  Importer& importer;
+  const onnx::NodeProto& node;
+  ir::Region& region;
+  const ir::SourceLoc loc;
+  const int64_t opset;  // of the default domain
+
+  size_t numInputs() const { return inputs_.size(); }
+  /// Null for an absent optional input.
+  ir::Value* input(size_t k) const { return k < inputs_.size() ? inputs_[k] : nullptr; }
+  /// Fails when input k is absent.
+  ir::Value* required(size_t k) const;
+  /// The value of input k when it is known at import time: an initializer,
+  /// a Constant, something computed from those alone, or a graph input the
+  /// import was given a value for (the graph is then specialised on it).
+  std::optional<runtime::Tensor> constant(size_t k) const;
+  /// An input that must be known at import time; fails saying `what` it is.
+  runtime::Tensor requireConstant(size_t k, std::string_view what) const;
+  /// A known integer input as a list (shapes, axes, pads).
+  std::vector<int64_t> constantInts(size_t k, std::string_view what) const;
+
+  bool has(std::string_view attrName) const { return attr(attrName) != nullptr; }
+  const onnx::AttributeProto* attr(std::string_view attrName) const;
+  int64_t intAttr(std::string_view attrName, int64_t fallback) const;
+  float floatAttr(std::string_view attrName, float fallback) const;
+  std::string stringAttr(std::string_view attrName, std::string fallback) const;
+  std::optional<std::vector<int64_t>> intsAttr(std::string_view attrName) const;
+  std::optional<runtime::Tensor> tensorAttr(std::string_view attrName) const;
+  const onnx::GraphProto& graphAttr(std::string_view attrName) const;
+
+  /// Appends `op`; a type-rule failure is an error naming the node.
+  ir::Value* op(ir::OpId op, std::vector<ir::Value*> operands, ir::AttrMap attrs = {});
+  /// A `constant` holding `value`.
+  ir::Value* constantOf(const runtime::Tensor& value);
+  ir::Value* scalar(ir::DType dtype, double value);
+  /// A scalar of v's dtype.
+  ir::Value* scalarLike(const ir::Value* v, double value) { return scalar(v->type.dtype, value); }
+
+  size_t numOutputs() const { return static_cast<size_t>(node.output_size()); }
+  /// Whether output k exists and has a name (optional outputs may not).
+  bool outputWanted(size_t k) const;
+  void setOutput(size_t k, ir::Value* v);
+
+  [[noreturn]] void fail(const std::string& message) const;
+  /// Fails as an unsupported feature, e.g. unsupported("attribute mode=wrap", "...").
+  [[noreturn]] void unsupported(const std::string& feature, const std::string& message) const;
+
+ private:
+  mutable std::vector<ir::Value*> inputs_;  // constant() may specialise one
+};
+
+using Converter = void (*)(NodeContext&);
+
+struct OpMapping {
+  std::string_view opType;
+  Converter convert;
+  /// The attributes the converter reads; any other is unsupported.
+  std::vector<std::string_view> attributes;
+};
+
+// The converters, one table per op family.
+std::span<const OpMapping> elementwiseOps();
+std::span<const OpMapping> reductionOps();
+std::span<const OpMapping> shapeOps();
+std::span<const OpMapping> nnOps();
+std::span<const OpMapping> controlOps();
+
+/// Null when graphc has no converter for the op type (default domain).
+const OpMapping* findOp(std::string_view opType);
+
+/// An int list as an attribute.
+ir::Attribute intsAttribute(const std::vector<int64_t>& v);
+/// `axis` of a rank-`rank` tensor in [0, rank); fails when out of range.
+int64_t normalizeAxis(const NodeContext& c, int64_t axis, int64_t rank);
+/// Fails as unsupported ("Div on i32") unless v is of a floating-point dtype.
+void needFloat(const NodeContext& c, const ir::Value* v);
+/// The static sizes of v's shape; fails naming `what` for a symbolic dim.
+std::vector<int64_t> staticSizes(const NodeContext& c, const ir::Value* v, std::string_view what);
+
+}  // namespace graphc::frontend::onnximport

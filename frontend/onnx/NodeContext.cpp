@@ -1,0 +1,174 @@
+// NodeContext: what a converter sees of the node it converts, and how it
+// builds ops; plus the registry of converters, gathered from the op-family
+// tables.
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "frontend/onnx/Importer.h"
+#include "passes/RewriteUtils.h"
+
+namespace graphc::frontend::onnximport {
+
+NodeContext::NodeContext(Importer& importer, const onnx::NodeProto& node, ir::Region& region, ir::SourceLoc loc,
+                         std::vector<ir::Value*> inputs, int64_t opset)
+    : importer(importer), node(node), region(region), loc(std::move(loc)), opset(opset), inputs_(std::move(inputs)) {}
+
+void NodeContext::fail(const std::string& message) const {
+  throw ir::Error(fmt::format("'{}': {}", node.op_type(), message));
+}
+
+void NodeContext::unsupported(const std::string& feature, const std::string& message) const {
+  throw Unsupported(fmt::format("{} {}", node.op_type(), feature), fmt::format("'{}': {}", node.op_type(), message));
+}
+
+ir::Value* NodeContext::required(size_t k) const {
+  if (!input(k)) fail(fmt::format("input {} is required", k));
+  return input(k);
+}
+
+std::optional<runtime::Tensor> NodeContext::constant(size_t k) const {
+  ir::Value* v = input(k);
+  if (!v) return std::nullopt;
+  if (ir::Value* c = importer.specialise(v)) inputs_[k] = v = c;
+  return importer.knownValue(v, /*specialiseInputs=*/true);
+}
+
+runtime::Tensor NodeContext::requireConstant(size_t k, std::string_view what) const {
+  if (auto t = constant(k)) return *t;
+  const std::string name = k < static_cast<size_t>(node.input_size()) ? node.input(static_cast<int>(k)) : "";
+  fail(fmt::format("{} ('{}') must be known when the graph is built: an initializer, a Constant, or a graph input "
+                   "given a value (--input {}=FILE)",
+                   what, name, name));
+}
+
+std::vector<int64_t> NodeContext::constantInts(size_t k, std::string_view what) const {
+  runtime::Tensor t = requireConstant(k, what);
+  if (!ir::isInteger(t.dtype())) fail(fmt::format("{} must be integers, it is {}", what, ir::toString(t.type())));
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.getInt(i));
+  return out;
+}
+
+const onnx::AttributeProto* NodeContext::attr(std::string_view attrName) const {
+  for (const onnx::AttributeProto& a : node.attribute())
+    if (a.name() == attrName) return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::intAttr(std::string_view attrName, int64_t fallback) const {
+  const onnx::AttributeProto* a = attr(attrName);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INT) fail(fmt::format("attribute '{}' must be an int", attrName));
+  return a->i();
+}
+
+float NodeContext::floatAttr(std::string_view attrName, float fallback) const {
+  const onnx::AttributeProto* a = attr(attrName);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::FLOAT) fail(fmt::format("attribute '{}' must be a float", attrName));
+  return a->f();
+}
+
+std::string NodeContext::stringAttr(std::string_view attrName, std::string fallback) const {
+  const onnx::AttributeProto* a = attr(attrName);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::STRING) fail(fmt::format("attribute '{}' must be a string", attrName));
+  return a->s();
+}
+
+std::optional<std::vector<int64_t>> NodeContext::intsAttr(std::string_view attrName) const {
+  const onnx::AttributeProto* a = attr(attrName);
+  if (!a) return std::nullopt;
+  if (a->type() != onnx::AttributeProto::INTS) fail(fmt::format("attribute '{}' must be a list of ints", attrName));
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::optional<runtime::Tensor> NodeContext::tensorAttr(std::string_view attrName) const {
+  const onnx::AttributeProto* a = attr(attrName);
+  if (!a) return std::nullopt;
+  if (a->type() != onnx::AttributeProto::TENSOR) fail(fmt::format("attribute '{}' must be a tensor", attrName));
+  return tensorFromProto(a->t(), fmt::format("'{}' attribute '{}'", node.op_type(), attrName));
+}
+
+const onnx::GraphProto& NodeContext::graphAttr(std::string_view attrName) const {
+  const onnx::AttributeProto* a = attr(attrName);
+  if (!a || a->type() != onnx::AttributeProto::GRAPH) fail(fmt::format("attribute '{}' (a graph) is required", attrName));
+  return a->g();
+}
+
+ir::Value* NodeContext::op(ir::OpId op, std::vector<ir::Value*> operands, ir::AttrMap attrs) {
+  auto n = std::make_unique<ir::Node>(op, std::move(operands), std::move(attrs), loc);
+  ir::TypeRuleResult types = ir::inferTypes(*n, nullptr);
+  if (!types.ok()) fail(types.error);
+  if (types.types.size() != 1) fail(fmt::format("'{}' has {} results", n->name(), types.types.size()));
+  ir::Node* added = region.append(std::move(n));
+  return added->addResult(types.types[0], {}, loc);
+}
+
+ir::Value* NodeContext::constantOf(const runtime::Tensor& value) {
+  if (value.numel() == 0) {
+    // A nested-list literal cannot spell an empty tensor's other sizes.
+    std::vector<ir::Attribute> shape;
+    for (int64_t s : value.shape()) shape.push_back(ir::Attribute::ofInt(s));
+    ir::AttrMap a;
+    a.set("shape", ir::Attribute::ofList(shape));
+    return op(ir::OpId::Expand, {scalar(value.dtype(), 0)}, a);
+  }
+  ir::AttrMap attrs;
+  attrs.set("value", passes::tensorAttribute(value));
+  ir::Node* n = region.append(std::make_unique<ir::Node>(ir::OpId::Constant, std::vector<ir::Value*>{}, attrs, loc));
+  return n->addResult(value.type(), {}, loc);
+}
+
+ir::Value* NodeContext::scalar(ir::DType dtype, double value) {
+  return passes::insertScalarConstant(region, region.nodes().size(), dtype, value, loc);
+}
+
+bool NodeContext::outputWanted(size_t k) const {
+  return k < numOutputs() && !node.output(static_cast<int>(k)).empty();
+}
+
+void NodeContext::setOutput(size_t k, ir::Value* v) {
+  if (outputWanted(k)) importer.define(node.output(static_cast<int>(k)), v);
+}
+
+// ---- shared helpers -----------------------------------------------------------
+
+ir::Attribute intsAttribute(const std::vector<int64_t>& v) { return ir::Attribute::ofInts(v); }
+
+int64_t normalizeAxis(const NodeContext& c, int64_t axis, int64_t rank) {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) c.fail(fmt::format("axis {} is out of range for rank {}", axis, rank));
+  return a;
+}
+
+void needFloat(const NodeContext& c, const ir::Value* v) {
+  if (!ir::isFloat(v->type.dtype))
+    c.unsupported(fmt::format("on {}", ir::dtypeName(v->type.dtype)),
+                  fmt::format("graphc computes it on floating-point tensors only, got {}", ir::toString(v->type)));
+}
+
+std::vector<int64_t> staticSizes(const NodeContext& c, const ir::Value* v, std::string_view what) {
+  std::vector<int64_t> sizes;
+  for (const ir::Dim& d : v->type.shape) {
+    if (!d.isStatic()) c.unsupported("with symbolic sizes", fmt::format("{} needs static sizes, it is {}", what, ir::toString(v->type)));
+    sizes.push_back(d.size);
+  }
+  return sizes;
+}
+
+// ---- the registry -------------------------------------------------------------
+
+const OpMapping* findOp(std::string_view opType) {
+  static const std::unordered_map<std::string_view, const OpMapping*> table = [] {
+    std::unordered_map<std::string_view, const OpMapping*> t;
+    for (auto family : {elementwiseOps(), reductionOps(), shapeOps(), nnOps(), controlOps()})
+      for (const OpMapping& m : family) t.emplace(m.opType, &m);
+    return t;
+  }();
+  auto it = table.find(opType);
+  return it == table.end() ? nullptr : it->second;
+}
+
+}  // namespace graphc::frontend::onnximport

@@ -1,0 +1,472 @@
+// ONNX shape and data-movement ops → graphc's shape ops (reshape, permute,
+// squeeze, unsqueeze, expand, slice, concat), and the ops whose result is
+// known when the graph is built (Shape, Size, ConstantOfShape, Range,
+// EyeLike) → constants. Shapes, axes, starts and pads must be known at
+// import time (NodeContext::constantInts).
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "frontend/onnx/ImportContext.h"
+
+namespace graphc::frontend::onnximport {
+
+namespace {
+
+using ir::OpId;
+
+ir::Attribute dimsAttribute(const ir::Shape& shape) {
+  std::vector<ir::Attribute> items;
+  for (const ir::Dim& d : shape) items.push_back(d.isStatic() ? ir::Attribute::ofInt(d.size) : ir::Attribute::ofSymbol(d.symbol));
+  return ir::Attribute::ofList(std::move(items));
+}
+
+ir::AttrMap attrs1(const char* name, ir::Attribute value) {
+  ir::AttrMap a;
+  a.set(name, std::move(value));
+  return a;
+}
+
+ir::Value* reshape(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
+  if (x->type.shape == shape) return x;
+  return c.op(OpId::Reshape, {x}, attrs1("shape", dimsAttribute(shape)));
+}
+
+ir::Value* expand(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
+  if (x->type.shape == shape) return x;
+  return c.op(OpId::Expand, {x}, attrs1("shape", dimsAttribute(shape)));
+}
+
+ir::Value* slice(NodeContext& c, ir::Value* x, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
+  ir::AttrMap a;
+  a.set("dim", ir::Attribute::ofInt(dim));
+  a.set("start", ir::Attribute::ofInt(start));
+  a.set("end", ir::Attribute::ofInt(end));
+  if (step != 1) a.set("step", ir::Attribute::ofInt(step));
+  return c.op(OpId::Slice, {x}, a);
+}
+
+ir::Value* concat(NodeContext& c, const std::vector<ir::Value*>& parts, int64_t dim) {
+  if (parts.size() == 1) return parts[0];
+  return c.op(OpId::Concat, parts, attrs1("dim", ir::Attribute::ofInt(dim)));
+}
+
+/// A static size of x's dim d; fails (unsupported) for a symbolic one.
+int64_t staticDim(NodeContext& c, const ir::Value* x, int64_t d, std::string_view what) {
+  const ir::Dim& dim = x->type.shape[static_cast<size_t>(d)];
+  if (!dim.isStatic())
+    c.unsupported("with symbolic sizes", fmt::format("{} of the symbolic size {} is not supported", what, dim.symbol));
+  return dim.size;
+}
+
+// ---- identity, constants ------------------------------------------------------
+
+void identity(NodeContext& c) { c.setOutput(0, c.required(0)); }
+
+void constant(NodeContext& c) {
+  if (c.node.attribute_size() != 1) c.fail("needs exactly one value attribute");
+  const onnx::AttributeProto& a = c.node.attribute(0);
+  runtime::Tensor t;
+  if (a.name() == "value") {
+    t = *c.tensorAttr("value");
+  } else if (a.name() == "value_float") {
+    t = runtime::Tensor(ir::DType::F32, {});
+    t.setDouble(0, a.f());
+  } else if (a.name() == "value_int") {
+    t = runtime::Tensor(ir::DType::I64, {});
+    t.setInt(0, a.i());
+  } else if (a.name() == "value_floats") {
+    t = runtime::Tensor(ir::DType::F32, {a.floats_size()});
+    for (int k = 0; k < a.floats_size(); ++k) t.setDouble(k, a.floats(k));
+  } else if (a.name() == "value_ints") {
+    t = runtime::Tensor(ir::DType::I64, {a.ints_size()});
+    for (int k = 0; k < a.ints_size(); ++k) t.setInt(k, a.ints(k));
+  } else {
+    c.unsupported("attribute " + a.name(), fmt::format("a constant given as '{}' is not supported", a.name()));
+  }
+  c.setOutput(0, c.constantOf(t));
+}
+
+void shape(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const int64_t rank = x->type.rank();
+  auto clampEnd = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  const int64_t start = clampEnd(c.intAttr("start", 0));
+  const int64_t end = clampEnd(c.intAttr("end", rank));
+  runtime::Tensor t(ir::DType::I64, {std::max<int64_t>(end - start, 0)});
+  for (int64_t d = start; d < end; ++d) t.setInt(d - start, staticDim(c, x, d, "Shape"));
+  c.setOutput(0, c.constantOf(t));
+}
+
+void size(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  int64_t n = 1;
+  for (int64_t d = 0; d < x->type.rank(); ++d) n *= staticDim(c, x, d, "Size");
+  runtime::Tensor t(ir::DType::I64, {});
+  t.setInt(0, n);
+  c.setOutput(0, c.constantOf(t));
+}
+
+void constantOfShape(NodeContext& c) {
+  std::vector<int64_t> sizes = c.constantInts(0, "the shape");
+  runtime::Tensor value(ir::DType::F32, {});
+  if (auto v = c.tensorAttr("value")) {
+    if (v->numel() != 1) c.fail(fmt::format("'value' must hold one element, it is {}", ir::toString(v->type())));
+    value = v->reshaped({});
+  }
+  for (int64_t s : sizes)
+    if (s < 0) c.fail(fmt::format("the shape has a negative size {}", s));
+  c.setOutput(0, expand(c, c.constantOf(value), ir::staticShape(sizes)));
+}
+
+void range(NodeContext& c) {
+  runtime::Tensor start = c.requireConstant(0, "'start'"), limit = c.requireConstant(1, "'limit'"),
+                  delta = c.requireConstant(2, "'delta'");
+  for (const runtime::Tensor* t : {&start, &limit, &delta})
+    if (t->numel() != 1) c.fail(fmt::format("'start', 'limit' and 'delta' must be scalars, got {}", ir::toString(t->type())));
+  const double d = delta.getDouble(0);
+  if (d == 0) c.fail("'delta' is zero");
+  const double count = std::ceil((limit.getDouble(0) - start.getDouble(0)) / d);
+  if (!(count < 1e8)) c.fail(fmt::format("the range has {} elements", count));
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
+  runtime::Tensor t(start.dtype(), {n});
+  for (int64_t i = 0; i < n; ++i) {
+    if (ir::isFloat(start.dtype())) t.setDouble(i, start.getDouble(0) + static_cast<double>(i) * d);
+    else t.setInt(i, start.getInt(0) + i * delta.getInt(0));
+  }
+  c.setOutput(0, c.constantOf(t));
+}
+
+void eyeLike(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  if (x->type.rank() != 2) c.fail(fmt::format("the input must be 2-D, it is {}", ir::toString(x->type)));
+  ir::DType dtype = x->type.dtype;
+  if (c.has("dtype")) {
+    const int32_t to = static_cast<int32_t>(c.intAttr("dtype", 1));
+    auto t = dtypeOf(to);
+    if (!t) c.unsupported("dtype " + onnxTypeName(to), fmt::format("dtype {} is not supported", onnxTypeName(to)));
+    dtype = *t;
+  }
+  const int64_t rows = staticDim(c, x, 0, "EyeLike"), cols = staticDim(c, x, 1, "EyeLike"), k = c.intAttr("k", 0);
+  runtime::Tensor t(dtype, {rows, cols});
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols) t.setDouble(i * cols + i + k, 1);
+  c.setOutput(0, c.constantOf(t));
+}
+
+// ---- reshaping ----------------------------------------------------------------
+
+void reshapeOp(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  std::vector<int64_t> target = c.constantInts(1, "the shape");
+  const bool allowZero = c.intAttr("allowzero", 0) != 0;
+  std::vector<ir::Attribute> shape;
+  for (size_t k = 0; k < target.size(); ++k) {
+    if (target[k] == 0 && !allowZero) {  // 0 copies the input's dim
+      if (k >= x->type.shape.size()) c.fail(fmt::format("shape entry {} is 0 but the input has rank {}", k, x->type.rank()));
+      const ir::Dim& d = x->type.shape[k];
+      shape.push_back(d.isStatic() ? ir::Attribute::ofInt(d.size) : ir::Attribute::ofSymbol(d.symbol));
+    } else {
+      shape.push_back(ir::Attribute::ofInt(target[k]));
+    }
+  }
+  c.setOutput(0, c.op(OpId::Reshape, {x}, attrs1("shape", ir::Attribute::ofList(shape))));
+}
+
+void flatten(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const int64_t rank = x->type.rank();
+  int64_t axis = c.intAttr("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) c.fail(fmt::format("axis {} is out of range for rank {}", c.intAttr("axis", 1), rank));
+  // Each side is a product of sizes; one symbolic side becomes -1.
+  auto product = [&](int64_t from, int64_t to) -> std::optional<int64_t> {
+    int64_t p = 1;
+    for (int64_t d = from; d < to; ++d) {
+      if (!x->type.shape[d].isStatic()) return std::nullopt;
+      p *= x->type.shape[d].size;
+    }
+    return p;
+  };
+  std::optional<int64_t> outer = product(0, axis), inner = product(axis, rank);
+  if (!outer && !inner)
+    c.unsupported("with symbolic sizes", fmt::format("flattening {} at axis {} needs one side static", ir::toString(x->type), axis));
+  c.setOutput(0, c.op(OpId::Reshape, {x}, attrs1("shape", intsAttribute({outer.value_or(-1), inner.value_or(-1)}))));
+}
+
+void transpose(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  std::vector<int64_t> perm;
+  if (auto p = c.intsAttr("perm")) perm = *p;
+  else
+    for (int64_t d = x->type.rank(); d-- > 0;) perm.push_back(d);
+  c.setOutput(0, x->type.rank() == 0 ? x : c.op(OpId::Permute, {x}, attrs1("dims", intsAttribute(perm))));
+}
+
+/// Squeeze/Unsqueeze axes: an attribute before opset 13, an input after.
+std::optional<std::vector<int64_t>> axesOf(NodeContext& c, const char* what) {
+  if (c.opset >= 13) {
+    if (!c.input(1)) return std::nullopt;
+    return c.constantInts(1, what);
+  }
+  return c.intsAttr("axes");
+}
+
+void squeeze(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  std::optional<std::vector<int64_t>> axes = axesOf(c, "'axes'");
+  if (!axes) {  // every dim of size 1
+    axes.emplace();
+    for (int64_t d = 0; d < x->type.rank(); ++d)
+      if (x->type.shape[d].isStatic(1)) axes->push_back(d);
+  }
+  for (int64_t& a : *axes) {
+    a = normalizeAxis(c, a, x->type.rank());
+    if (!x->type.shape[a].isStatic(1))
+      c.fail(fmt::format("dim {} of {} is not 1", a, ir::toString(x->type)));
+  }
+  std::sort(axes->rbegin(), axes->rend());
+  ir::Value* y = x;
+  for (int64_t a : *axes) y = c.op(OpId::Squeeze, {y}, attrs1("dim", ir::Attribute::ofInt(a)));
+  c.setOutput(0, y);
+}
+
+void unsqueeze(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  std::optional<std::vector<int64_t>> axes = axesOf(c, "'axes'");
+  if (!axes) c.fail("'axes' is required");
+  const int64_t rank = x->type.rank() + static_cast<int64_t>(axes->size());
+  for (int64_t& a : *axes) a = normalizeAxis(c, a, rank);
+  std::sort(axes->begin(), axes->end());
+  if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) c.fail("'axes' names a dim twice");
+  ir::Value* y = x;
+  for (int64_t a : *axes) y = c.op(OpId::Unsqueeze, {y}, attrs1("dim", ir::Attribute::ofInt(a)));
+  c.setOutput(0, y);
+}
+
+/// Expand broadcasts both ways: a 1 in the target keeps the input's dim.
+void expandOp(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  std::vector<int64_t> target = c.constantInts(1, "the shape");
+  const size_t rank = std::max(target.size(), x->type.shape.size());
+  ir::Shape out(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    const int64_t ti = static_cast<int64_t>(k) - static_cast<int64_t>(rank - target.size());
+    const int64_t xi = static_cast<int64_t>(k) - static_cast<int64_t>(rank - x->type.shape.size());
+    const ir::Dim have = xi >= 0 ? x->type.shape[xi] : ir::Dim::of(1);
+    const int64_t want = ti >= 0 ? target[ti] : 1;
+    if (want == 1) out[k] = have;
+    else if (have.isStatic(1) || have.isStatic(want)) out[k] = ir::Dim::of(want);
+    else c.fail(fmt::format("cannot expand {} to the shape [{}]", ir::toString(x->type), fmt::join(target, ", ")));
+  }
+  c.setOutput(0, expand(c, x, out));
+}
+
+void concatOp(NodeContext& c) {
+  std::vector<ir::Value*> parts;
+  for (size_t k = 0; k < c.numInputs(); ++k) parts.push_back(c.required(k));
+  const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), parts[0]->type.rank());
+  c.setOutput(0, c.op(OpId::Concat, parts, attrs1("dim", ir::Attribute::ofInt(axis))));
+}
+
+void split(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), x->type.rank());
+  const int64_t total = staticDim(c, x, axis, "Split");
+  std::vector<int64_t> sizes;
+  if (c.opset >= 13 && c.input(1)) sizes = c.constantInts(1, "'split'");
+  else if (auto s = c.intsAttr("split")) sizes = *s;
+  const int64_t parts = static_cast<int64_t>(c.has("num_outputs") ? c.intAttr("num_outputs", 1) : c.numOutputs());
+  if (sizes.empty()) {  // equal parts, the last one smaller (opset 18)
+    if (parts <= 0) c.fail("no outputs");
+    const int64_t each = (total + parts - 1) / parts;
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::clamp<int64_t>(total - k * each, 0, each));
+  }
+  if (static_cast<int64_t>(sizes.size()) != static_cast<int64_t>(c.numOutputs()))
+    c.fail(fmt::format("{} split sizes for {} outputs", sizes.size(), c.numOutputs()));
+  int64_t start = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (sizes[k] < 0 || start + sizes[k] > total) c.fail(fmt::format("split sizes [{}] do not fit dim {}", fmt::join(sizes, ", "), total));
+    if (c.outputWanted(k)) c.setOutput(k, slice(c, x, axis, start, start + sizes[k]));
+    start += sizes[k];
+  }
+  if (start != total) c.fail(fmt::format("split sizes [{}] do not add up to {}", fmt::join(sizes, ", "), total));
+}
+
+/// Slice: starts/ends/axes/steps are attributes before opset 10, inputs
+/// after; bounds clamp as in NumPy.
+void sliceOp(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const int64_t rank = x->type.rank();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset < 10) {
+    starts = c.intsAttr("starts").value_or(std::vector<int64_t>{});
+    ends = c.intsAttr("ends").value_or(std::vector<int64_t>{});
+    if (auto a = c.intsAttr("axes")) axes = *a;
+  } else {
+    starts = c.constantInts(1, "'starts'");
+    ends = c.constantInts(2, "'ends'");
+    if (c.input(3)) axes = c.constantInts(3, "'axes'");
+    if (c.input(4)) steps = c.constantInts(4, "'steps'");
+  }
+  if (axes.empty())
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    c.fail("'starts', 'ends', 'axes' and 'steps' differ in length");
+  ir::Value* y = x;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t axis = normalizeAxis(c, axes[k], rank);
+    if (steps[k] == 0) c.fail("a step is 0");
+    if (steps[k] < 0) c.unsupported("with a negative step", "slicing with a negative step (reversing) is not supported");
+    const ir::Dim& dim = x->type.shape[axis];
+    if (!dim.isStatic()) {
+      if (starts[k] == 0 && ends[k] >= std::numeric_limits<int32_t>::max() && steps[k] == 1) continue;  // the whole dim
+      staticDim(c, x, axis, "Slice");
+    }
+    auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + dim.size : i, 0, dim.size); };
+    const int64_t start = clampIndex(starts[k]), end = clampIndex(ends[k]);
+    if (start == 0 && end == dim.size && steps[k] == 1) continue;
+    y = slice(c, y, axis, start, std::max(start, end), steps[k]);
+  }
+  c.setOutput(0, y);
+}
+
+/// Tile: each repeated dim as unsqueeze → expand → reshape (index maps
+/// only, so it fuses with what reads it).
+void tile(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  std::vector<int64_t> repeats = c.constantInts(1, "'repeats'");
+  if (static_cast<int64_t>(repeats.size()) != x->type.rank())
+    c.fail(fmt::format("{} repeats for rank {}", repeats.size(), x->type.rank()));
+  ir::Value* y = x;
+  for (int64_t d = 0; d < x->type.rank(); ++d) {
+    if (repeats[d] < 0) c.fail(fmt::format("repeat {} is negative", repeats[d]));
+    if (repeats[d] == 1) continue;
+    const int64_t size = staticDim(c, x, d, "Tile");
+    ir::Shape shape = y->type.shape;
+    shape.insert(shape.begin() + d, ir::Dim::of(repeats[d]));
+    ir::Value* wide = expand(c, c.op(OpId::Unsqueeze, {y}, attrs1("dim", ir::Attribute::ofInt(d))), shape);
+    shape.erase(shape.begin() + d);
+    shape[d] = ir::Dim::of(size * repeats[d]);
+    y = reshape(c, wide, shape);
+  }
+  c.setOutput(0, y);
+}
+
+/// Pad, modes constant, edge and reflect: per padded dim, a concat of the
+/// pieces (a broadcast fill value, edge slices, mirrored single slices);
+/// negative pads slice.
+void pad(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const int64_t rank = x->type.rank();
+  const std::string mode = c.stringAttr("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    c.unsupported("mode " + mode, fmt::format("mode \"{}\" is not supported", mode));
+  std::vector<int64_t> pads;
+  double fill = 0;
+  std::vector<int64_t> axes;
+  if (c.opset < 11) {
+    pads = c.intsAttr("pads").value_or(std::vector<int64_t>{});
+    fill = c.floatAttr("value", 0);
+  } else {
+    pads = c.constantInts(1, "'pads'");
+    if (c.input(2)) {
+      runtime::Tensor v = c.requireConstant(2, "'constant_value'");
+      if (v.numel() != 1) c.fail("'constant_value' must be a scalar");
+      fill = v.getDouble(0);
+    }
+    if (c.input(3)) axes = c.constantInts(3, "'axes'");
+  }
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  if (pads.size() != 2 * axes.size()) c.fail(fmt::format("{} pads for {} axes", pads.size(), axes.size()));
+  ir::Value* y = x;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t d = normalizeAxis(c, axes[k], rank);
+    int64_t before = pads[k], after = pads[k + axes.size()];
+    if (before == 0 && after == 0) continue;
+    int64_t size = staticDim(c, y, d, "Pad");
+    if (before < 0 || after < 0) {  // crop first
+      const int64_t start = std::max<int64_t>(-before, 0), end = size - std::max<int64_t>(-after, 0);
+      if (end < start) c.fail("negative pads remove more than the dim holds");
+      y = slice(c, y, d, start, end);
+      size = end - start;
+      before = std::max<int64_t>(before, 0);
+      after = std::max<int64_t>(after, 0);
+    }
+    if (mode != "constant" && size == 0) c.fail(fmt::format("mode \"{}\" pads an empty dim", mode));
+    if (mode == "reflect" && (before >= size || after >= size))
+      c.fail(fmt::format("reflect pads ({}, {}) must be smaller than the dim {}", before, after, size));
+    auto piece = [&](int64_t count, bool leading) -> std::vector<ir::Value*> {
+      std::vector<ir::Value*> parts;
+      if (count == 0) return parts;
+      if (mode == "constant") {
+        ir::Shape shape = y->type.shape;
+        shape[d] = ir::Dim::of(count);
+        parts.push_back(expand(c, c.scalarLike(y, fill), shape));
+      } else if (mode == "edge") {
+        ir::Value* edge = leading ? slice(c, y, d, 0, 1) : slice(c, y, d, size - 1, size);
+        ir::Shape shape = y->type.shape;
+        shape[d] = ir::Dim::of(count);
+        parts.push_back(expand(c, edge, shape));
+      } else {  // reflect: x[count], ..., x[1] before; x[n-2], ..., x[n-1-count] after
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t at = leading ? count - i : size - 2 - i;
+          parts.push_back(slice(c, y, d, at, at + 1));
+        }
+      }
+      return parts;
+    };
+    std::vector<ir::Value*> parts = piece(before, true);
+    parts.push_back(y);
+    for (ir::Value* p : piece(after, false)) parts.push_back(p);
+    y = concat(c, parts, d);
+  }
+  c.setOutput(0, y);
+}
+
+/// Trilu: the kept triangle of the last two dims as a constant mask.
+void trilu(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const int64_t rank = x->type.rank();
+  if (rank < 2) c.fail(fmt::format("the input must have rank 2 or more, it is {}", ir::toString(x->type)));
+  const int64_t k = c.input(1) ? c.constantInts(1, "'k'").at(0) : 0;
+  const bool upper = c.intAttr("upper", 1) != 0;
+  const int64_t rows = staticDim(c, x, rank - 2, "Trilu"), cols = staticDim(c, x, rank - 1, "Trilu");
+  runtime::Tensor mask(ir::DType::Bool, {rows, cols});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) mask.setInt(i * cols + j, upper ? j - i >= k : j - i <= k);
+  ir::Value* zero = x->type.dtype == ir::DType::Bool ? c.scalar(ir::DType::Bool, 0) : c.scalarLike(x, 0);
+  c.setOutput(0, c.op(OpId::Where, {c.constantOf(mask), x, zero}));
+}
+
+const OpMapping kOps[] = {
+    {"Identity", identity, {}},
+    {"Constant", constant, {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
+                            "value_strings", "sparse_value"}},
+    {"Shape", shape, {"start", "end"}},
+    {"Size", size, {}},
+    {"ConstantOfShape", constantOfShape, {"value"}},
+    {"Range", range, {}},
+    {"EyeLike", eyeLike, {"dtype", "k"}},
+    {"Reshape", reshapeOp, {"allowzero"}},
+    {"Flatten", flatten, {"axis"}},
+    {"Transpose", transpose, {"perm"}},
+    {"Squeeze", squeeze, {"axes"}},
+    {"Unsqueeze", unsqueeze, {"axes"}},
+    {"Expand", expandOp, {}},
+    {"Concat", concatOp, {"axis"}},
+    {"Split", split, {"axis", "split", "num_outputs"}},
+    {"Slice", sliceOp, {"starts", "ends", "axes"}},
+    {"Tile", tile, {}},
+    {"Pad", pad, {"mode", "pads", "value"}},
+    {"Trilu", trilu, {"upper"}},
+};
+
+}  // namespace
+
+std::span<const OpMapping> shapeOps() { return kOps; }
+
+}  // namespace graphc::frontend::onnximport

@@ -1,0 +1,136 @@
+// ONNX TensorProto ↔ runtime::Tensor: initializers, Constant values and the
+// test data's input_K.pb / output_K.pb files. Every size is checked against
+// the data before anything is allocated, so a malformed or hostile file is
+// an error, never a huge allocation or an out-of-bounds read.
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "frontend/onnx/ImportContext.h"
+#include "frontend/onnx/OnnxImporter.h"
+#include "runtime/Half.h"
+
+namespace graphc::frontend {
+
+namespace onnximport {
+
+using onnx::TensorProto;
+
+std::optional<ir::DType> dtypeOf(int32_t onnxType) {
+  switch (onnxType) {
+    case TensorProto::FLOAT: return ir::DType::F32;
+    case TensorProto::DOUBLE: return ir::DType::F64;
+    case TensorProto::FLOAT16: return ir::DType::F16;
+    case TensorProto::BFLOAT16: return ir::DType::BF16;
+    case TensorProto::INT8: return ir::DType::I8;
+    case TensorProto::INT32: return ir::DType::I32;
+    case TensorProto::INT64: return ir::DType::I64;
+    case TensorProto::BOOL: return ir::DType::Bool;
+    default: return std::nullopt;
+  }
+}
+
+std::string onnxTypeName(int32_t onnxType) {
+  if (TensorProto::DataType_IsValid(onnxType) && onnxType != TensorProto::UNDEFINED) {
+    std::string name = TensorProto::DataType_Name(static_cast<TensorProto::DataType>(onnxType));
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return name;
+  }
+  return fmt::format("type {}", onnxType);
+}
+
+namespace {
+
+/// Copies `count` typed values into t, converting each with `put`.
+template <typename Field, typename Put>
+void copyField(const Field& field, int64_t count, const std::string& what, Put put) {
+  if (field.size() != count)
+    throw ir::Error(fmt::format("{}: holds {} values, its dims say {}", what, field.size(), count));
+  for (int64_t i = 0; i < count; ++i) put(i, field.Get(static_cast<int>(i)));
+}
+
+}  // namespace
+
+runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
+  if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0)
+    throw Unsupported("external tensor data", fmt::format("{}: data stored outside the model file is not supported", what));
+  if (t.has_segment()) throw Unsupported("segmented tensor", fmt::format("{}: segmented tensors are not supported", what));
+  std::optional<ir::DType> dtype = dtypeOf(t.data_type());
+  if (!dtype)
+    throw Unsupported("dtype " + onnxTypeName(t.data_type()),
+                      fmt::format("{}: dtype {} is not supported (graphc has f16 bf16 f32 f64 i8 i32 i64 bool)", what,
+                                  onnxTypeName(t.data_type())));
+  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) throw ir::Error(fmt::format("{}: negative dim {}", what, d));
+  const int64_t count = runtime::checkedNumel(shape);
+  const int64_t elementSize = ir::dtypeSize(*dtype);
+
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    if (count > static_cast<int64_t>(raw.size()) / elementSize || static_cast<int64_t>(raw.size()) != count * elementSize)
+      throw ir::Error(fmt::format("{}: raw_data has {} bytes, {} elements of {} need {}", what, raw.size(), count,
+                                  ir::dtypeName(*dtype), count * elementSize));
+    runtime::Tensor out(*dtype, shape);
+    std::memcpy(out.data(), raw.data(), raw.size());  // little-endian, as ONNX stores it
+    if (*dtype == ir::DType::Bool)
+      for (int64_t i = 0; i < count; ++i) out.setInt(i, out.as<uint8_t>()[i] != 0);
+    return out;
+  }
+
+  // Typed fields: sized before the tensor is made.
+  auto checkCount = [&](int size) {
+    if (size != count) throw ir::Error(fmt::format("{}: holds {} values, its dims say {}", what, size, count));
+  };
+  switch (*dtype) {
+    case ir::DType::F32: checkCount(t.float_data_size()); break;
+    case ir::DType::F64: checkCount(t.double_data_size()); break;
+    case ir::DType::I64: checkCount(t.int64_data_size()); break;
+    default: checkCount(t.int32_data_size()); break;
+  }
+  runtime::Tensor out(*dtype, shape);
+  switch (*dtype) {
+    case ir::DType::F32: copyField(t.float_data(), count, what, [&](int64_t i, float v) { out.as<float>()[i] = v; }); break;
+    case ir::DType::F64: copyField(t.double_data(), count, what, [&](int64_t i, double v) { out.as<double>()[i] = v; }); break;
+    case ir::DType::I64: copyField(t.int64_data(), count, what, [&](int64_t i, int64_t v) { out.as<int64_t>()[i] = v; }); break;
+    case ir::DType::F16:
+    case ir::DType::BF16:
+      // 16-bit floats are stored as their bit patterns in int32_data.
+      copyField(t.int32_data(), count, what, [&](int64_t i, int32_t v) { out.as<uint16_t>()[i] = static_cast<uint16_t>(v); });
+      break;
+    default: copyField(t.int32_data(), count, what, [&](int64_t i, int32_t v) { out.setInt(i, v); }); break;
+  }
+  return out;
+}
+
+}  // namespace onnximport
+
+runtime::Tensor parseTensorProto(std::string_view bytes, const std::string& name) {
+  onnx::TensorProto proto;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw ir::Error(fmt::format("{}: not a valid ONNX TensorProto", name));
+  return onnximport::tensorFromProto(proto, name);
+}
+
+namespace {
+std::string readBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ir::Error(fmt::format("{}: cannot open file", path));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+}  // namespace
+
+runtime::Tensor readTensorProtoFile(const std::string& path) { return parseTensorProto(readBytes(path), path); }
+
+std::string tensorProtoName(std::string_view bytes) {
+  onnx::TensorProto proto;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return "";
+  return proto.name();
+}
+
+}  // namespace graphc::frontend

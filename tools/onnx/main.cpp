@@ -1,0 +1,90 @@
+// graphc-onnx-conformance: runs ONNX's backend test data through graphc and
+// reports per suite how many tests are supported and pass on each backend.
+//
+//   graphc-onnx-conformance [--data DIR] [--suites node,simple,...] [--filter TEXT]
+//                           [--markdown FILE] [--min-pass-rate R] [--min-node-supported N] [-v]
+//
+// With --markdown it rewrites the generated section of FILE (docs/onnx.md).
+// With --min-pass-rate / --min-node-supported it exits 1 when a target is
+// missed (the ctest sets both). Exit 2: usage.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#ifdef GRAPHC_HAS_CUDA
+#include "codegen/cuda/CudaRuntime.h"
+#endif
+#include "tools/onnx/Report.h"
+
+int main(int argc, char** argv) {
+  using namespace graphc::onnxtest;
+  CLI::App app{"graphc-onnx-conformance: ONNX backend test data through graphc"};
+  std::string data = "/usr/share/libonnx-testdata/data";
+  std::vector<std::string> suites{"node", "pytorch-converted", "pytorch-operator", "simple"};
+  std::string filter, markdown;
+  double minPassRate = 0;
+  int minNodeSupported = 0;
+  bool verbose = false;
+  app.add_option("--data", data, "The test data (Debian's libonnx-testdata)");
+  app.add_option("--suites", suites, "Suites (folders of --data)")->delimiter(',');
+  app.add_option("--filter", filter, "Run only tests whose name contains TEXT");
+  app.add_option("--markdown", markdown, "Rewrite the generated conformance section of FILE");
+  app.add_option("--min-pass-rate", minPassRate, "Fail unless reference and cpu pass this share of supported tests");
+  app.add_option("--min-node-supported", minNodeSupported, "Fail unless this many node tests are supported");
+  app.add_flag("-v,--verbose", verbose, "Print each test's result");
+  CLI11_PARSE(app, argc, argv);
+
+  RunOptions options;
+  std::string cudaNote = "this graphc was built without the cuda backend";
+#ifdef GRAPHC_HAS_CUDA
+  cudaNote = graphc::codegen::cuda::noDeviceReason();
+  if (cudaNote.empty()) options.cuda = true;
+  else cudaNote = "no CUDA device: " + cudaNote;
+#endif
+
+  std::vector<TestResult> results;
+  for (const std::string& suite : suites) {
+    const std::filesystem::path dir = std::filesystem::path(data) / suite;
+    if (!std::filesystem::is_directory(dir)) {
+      std::fprintf(stderr, "graphc-onnx-conformance: error: %s is not a folder (is libonnx-testdata installed?)\n", dir.c_str());
+      return 1;
+    }
+    for (const std::filesystem::path& test : testsOf(dir)) {
+      if (!filter.empty() && test.filename().string().find(filter) == std::string::npos) continue;
+      TestResult r = runTest(test, suite, options);
+      if (verbose) {
+        std::string status = !r.supported() ? "unsupported: " + (r.unsupportedOps.empty() ? r.unsupportedFeature : fmt::format("{}", fmt::join(r.unsupportedOps, ", ")))
+                                             : "";
+        for (const auto& [b, why] : r.failures) status += fmt::format("{}{} {}", status.empty() ? "" : "; ", backendName(b), why.empty() ? "ok" : why);
+        std::printf("%s/%s: %s\n", suite.c_str(), r.name.c_str(), status.c_str());
+        std::fflush(stdout);
+      }
+      results.push_back(std::move(r));
+    }
+  }
+
+  const std::vector<SuiteTally> tallies = tally(results, suites);
+  const std::vector<Backend> backends = backendsRun(results);
+  std::fputs(terminalTable(tallies, backends).c_str(), stdout);
+  if (!options.cuda) std::printf("cuda: not run (%s)\n", cudaNote.c_str());
+  if (!markdown.empty()) {
+    writeSection(markdown, "conformance", markdownSection(results, tallies, backends, options.cuda ? "" : cudaNote));
+    std::printf("wrote the conformance section of %s\n", markdown.c_str());
+  }
+
+  int status = 0;
+  for (Backend b : {Backend::Reference, Backend::Cpu})
+    if (passRate(tallies, b) < minPassRate) {
+      std::fprintf(stderr, "graphc-onnx-conformance: %s passes %.1f%% of the supported tests, under the target %.1f%%\n",
+                   backendName(b), 100 * passRate(tallies, b), 100 * minPassRate);
+      status = 1;
+    }
+  for (const SuiteTally& t : tallies)
+    if (t.suite == "node" && t.supported < minNodeSupported) {
+      std::fprintf(stderr, "graphc-onnx-conformance: %d node tests are supported, under the target %d\n", t.supported, minNodeSupported);
+      status = 1;
+    }
+  return status;
+}
