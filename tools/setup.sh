@@ -16,6 +16,8 @@ packages=(
   libbenchmark-dev                           # tools/bench (graphc-cpu-bench)
   clang-19 libclang-rt-19-dev                # the libFuzzer target (tests/fuzz)
   graphviz                                   # renders `graphc compile --emit=dot` in a test
+  libonnx-dev libprotobuf-dev                # the ONNX importer (frontend/onnx)
+  libonnx-testdata                           # ONNX's backend test data: the conformance ctest
 )
 missing=()
 for p in "${packages[@]}"; do
