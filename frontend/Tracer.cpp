@@ -360,6 +360,18 @@ TracedTensor concat(std::vector<TracedTensor> xs, int64_t dim, SourceLocation lo
   return emit1(ir::OpId::Concat, xs, loc, std::move(a));
 }
 
+TracedTensor index_select(TracedTensor x, int64_t dim, TracedTensor index, SourceLocation loc) {
+  ir::AttrMap a;
+  a.set("dim", ir::Attribute::ofInt(dim));
+  return emit1(ir::OpId::IndexSelect, {x, index}, loc, std::move(a));
+}
+
+TracedTensor gather(TracedTensor x, int64_t dim, TracedTensor index, SourceLocation loc) {
+  ir::AttrMap a;
+  a.set("dim", ir::Attribute::ofInt(dim));
+  return emit1(ir::OpId::Gather, {x, index}, loc, std::move(a));
+}
+
 TracedTensor squeeze(TracedTensor x, std::optional<int64_t> dim, SourceLocation loc) {
   ir::AttrMap a;
   if (dim) a.set("dim", ir::Attribute::ofInt(*dim));

@@ -167,6 +167,10 @@ TracedTensor slice(TracedTensor x, int64_t dim, std::optional<int64_t> start = s
 TracedTensor concat(std::vector<TracedTensor> xs, int64_t dim, GRAPHC_HERE);
 TracedTensor squeeze(TracedTensor x, std::optional<int64_t> dim = std::nullopt, GRAPHC_HERE);
 TracedTensor unsqueeze(TracedTensor x, int64_t dim, GRAPHC_HERE);
+/// x[..., index[...], ...] along dim (numpy.take; torch.index_select for a 1-D index).
+TracedTensor index_select(TracedTensor x, int64_t dim, TracedTensor index, GRAPHC_HERE);
+/// torch.gather: out[i] = x[i with dim replaced by index[i]].
+TracedTensor gather(TracedTensor x, int64_t dim, TracedTensor index, GRAPHC_HERE);
 
 // --- creation -------------------------------------------------------------
 /// A constant with `value`'s dtype, shape and contents.

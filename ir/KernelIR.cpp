@@ -44,6 +44,14 @@ IndexPtr Index::dim(const Dim& d) {
   return e;
 }
 
+IndexPtr Index::indirect(std::shared_ptr<const Expr> load, const Dim& size) {
+  auto e = std::make_shared<Index>();
+  e->kind = Kind::Indirect;
+  e->load = std::move(load);
+  e->rhs = dim(size);
+  return e;
+}
+
 namespace {
 bool isConst(const IndexPtr& e, int64_t v) { return e->kind == Index::Kind::Const && e->value == v; }
 
@@ -83,6 +91,30 @@ IndexPtr mod(IndexPtr a, IndexPtr b) {
 }
 
 namespace {
+/// An expression on one line, without temporaries (an indirect index's
+/// value; also what tells two indirect indices apart).
+std::string inlineText(const Expr& e) {
+  switch (e.kind) {
+    case Expr::Kind::Load: {
+      std::string s = fmt::format("in{}[", e.buffer);
+      for (size_t k = 0; k < e.index.size(); ++k) s += (k ? ", " : "") + toString(e.index[k]);
+      return s + "]";
+    }
+    case Expr::Kind::Const: return toString(Attribute::ofFloat(e.value));
+    case Expr::Kind::Acc: return "acc";
+    case Expr::Kind::Reduce:
+    case Expr::Kind::Select:
+    case Expr::Kind::Op: {
+      std::string s = e.kind == Expr::Kind::Select ? "select" : std::string(opInfo(e.op).name);
+      s += "(";
+      for (size_t k = 0; k < e.args.size(); ++k) s += (k ? ", " : "") + inlineText(*e.args[k]);
+      for (const auto& [name, value] : e.attrs) s += fmt::format(", {}={}", name, toString(value));
+      return s + ")";
+    }
+  }
+  return "?";
+}
+
 /// An operand of *, / or %: parenthesised unless atomic or already in parentheses.
 std::string operand(const IndexPtr& e) {
   const bool atomic = e->kind == Index::Kind::Const || e->kind == Index::Kind::Var || e->kind == Index::Kind::Sym ||
@@ -100,8 +132,25 @@ std::string toString(const IndexPtr& e) {
     case Index::Kind::Mul: return fmt::format("{} * {}", operand(e->lhs), operand(e->rhs));
     case Index::Kind::Div: return fmt::format("{} / {}", operand(e->lhs), operand(e->rhs));
     case Index::Kind::Mod: return fmt::format("{} % {}", operand(e->lhs), operand(e->rhs));
+    case Index::Kind::Indirect: return fmt::format("index({}, {})", inlineText(*e->load), toString(e->rhs));
   }
   return "?";
+}
+
+bool readsVar(const IndexPtr& e, const std::function<bool(int64_t)>& pred) {
+  if (e->kind == Index::Kind::Var) return pred(e->value);
+  if (e->kind == Index::Kind::Indirect) {
+    // The loaded value's own indices, through its whole expression.
+    std::vector<const Expr*> stack{e->load.get()};
+    while (!stack.empty()) {
+      const Expr* x = stack.back();
+      stack.pop_back();
+      for (const IndexPtr& i : x->index)
+        if (readsVar(i, pred)) return true;
+      for (const ExprPtr& a : x->args) stack.push_back(a.get());
+    }
+  }
+  return (e->lhs && readsVar(e->lhs, pred)) || (e->rhs && readsVar(e->rhs, pred));
 }
 
 namespace {
@@ -369,6 +418,23 @@ class Lowering {
       }
       return e;
     }
+    if (n.op == OpId::IndexSelect || n.op == OpId::Gather) {
+      // The indexed dim of the data is read at the index the kernel loads:
+      // index_select's index covers dims [d, d + rank(index)) of the
+      // result, gather's has the result's shape.
+      const Value* data = n.operands[0];
+      const Value* index = n.operands[1];
+      const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, data->type.rank());
+      Indices dataIdx = idx;
+      if (n.op == OpId::IndexSelect) {
+        const Indices at(idx.begin() + d, idx.begin() + d + index->type.rank());
+        dataIdx.erase(dataIdx.begin() + d, dataIdx.begin() + d + index->type.rank());
+        dataIdx.insert(dataIdx.begin() + d, Index::indirect(eval(index, at), data->type.shape[d]));
+      } else {
+        dataIdx[d] = Index::indirect(eval(index, idx), data->type.shape[d]);
+      }
+      return eval(data, dataIdx);
+    }
     return eval(n.operands[0], shapeOpIndex(n, idx));
   }
 
@@ -472,15 +538,10 @@ class Printer {
     if (auto it = inner_deps_.find(e.get()); it != inner_deps_.end()) return it->second;
     bool d = false;
     if (e->kind == Expr::Kind::Load || e->kind == Expr::Kind::Select)
-      for (const IndexPtr& i : e->index) d |= readsVarFrom(i, outerRank_);
+      for (const IndexPtr& i : e->index) d |= readsVar(i, [&](int64_t v) { return v >= outerRank_; });
     if (e->kind != Expr::Kind::Reduce)
       for (const ExprPtr& a : e->args) d |= dependsOnInner(a);
     return inner_deps_[e.get()] = d;
-  }
-
-  static bool readsVarFrom(const IndexPtr& i, int64_t first) {
-    if (i->kind == Index::Kind::Var) return i->value >= first;
-    return (i->lhs && readsVarFrom(i->lhs, first)) || (i->rhs && readsVarFrom(i->rhs, first));
   }
 
   std::string render(const ExprPtr& e, bool inReduce) {
@@ -561,9 +622,15 @@ std::vector<const Node*> fusedOps(const Region& r) {
 
 namespace {
 
+void collectSymbols(const ExprPtr& e, std::set<std::string>& out, std::unordered_set<const Expr*>& seen);
+
 void collectSymbols(const IndexPtr& e, std::set<std::string>& out) {
   if (!e) return;
   if (e->kind == Index::Kind::Sym) out.insert(e->symbol);
+  if (e->kind == Index::Kind::Indirect) {
+    std::unordered_set<const Expr*> seen;
+    collectSymbols(e->load, out, seen);
+  }
   collectSymbols(e->lhs, out);
   collectSymbols(e->rhs, out);
 }

@@ -13,9 +13,11 @@
 //
 // Shape ops never appear: they are folded into index maps (reshape as
 // div/mod of the linear index, permute as reordered variables, expand and
-// broadcasting as 0, slice as start + step * i).
+// broadcasting as 0, slice as start + step * i). index_select and gather
+// become indirect indices: a dim indexed by a value the kernel loads.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,17 +26,26 @@
 
 namespace graphc::ir::kernel {
 
+struct Expr;
+
 /// An integer index expression over loop variables and symbolic sizes.
+/// Indirect: the integer value of `load` (an expression the kernel
+/// computes, e.g. a load of an index tensor) taken into a dim of size
+/// `rhs`: a negative value counts from the end, and the result is clamped
+/// into [0, size) so that no index the kernel reads can leave its buffer
+/// (the reference interpreter reports an out-of-range index instead).
 struct Index {
-  enum class Kind { Const, Var, Sym, Add, Mul, Div, Mod };
+  enum class Kind { Const, Var, Sym, Add, Mul, Div, Mod, Indirect };
   Kind kind = Kind::Const;
   int64_t value = 0;    // Const; Var: the variable number
   std::string symbol;   // Sym
   std::shared_ptr<const Index> lhs, rhs;
+  std::shared_ptr<const Expr> load;  // Indirect
 
   static std::shared_ptr<const Index> constant(int64_t v);
   static std::shared_ptr<const Index> var(int64_t v);
   static std::shared_ptr<const Index> dim(const Dim& d);  // a size: constant or symbol
+  static std::shared_ptr<const Index> indirect(std::shared_ptr<const Expr> load, const Dim& size);
 };
 using IndexPtr = std::shared_ptr<const Index>;
 
@@ -44,6 +55,16 @@ IndexPtr div(IndexPtr a, IndexPtr b);
 IndexPtr mod(IndexPtr a, IndexPtr b);
 std::string toString(const IndexPtr& e);
 
+/// Whether `e` reads a loop variable for which `pred` holds, through an
+/// indirect index's expression too.
+bool readsVar(const IndexPtr& e, const std::function<bool(int64_t)>& pred);
+
+/// What an indirect index resolves to for loaded value `v` in a dim of
+/// `size` (negative from the end, then clamped into [0, size)).
+inline int64_t wrapIndex(int64_t v, int64_t size) {
+  if (v < 0) v += size;
+  return v < 0 ? 0 : v >= size ? size - 1 : v;
+}
 /// A value expression. Loop variables 0..outerRank-1 are the kernel's outer
 /// loops; the reduction loop variables follow them.
 struct Expr {

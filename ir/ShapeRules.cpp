@@ -485,6 +485,57 @@ TypeRuleResult unsqueeze(const OpInfo&, const TypeRuleInput& in) {
   return one(TensorType{x.dtype, out});
 }
 
+// ---- indexing -----------------------------------------------------------------
+
+namespace {
+std::string needIndices(const OpInfo& op, const TensorType& index) {
+  if (isInteger(index.dtype)) return {};
+  return fmt::format("the indices of '{}' must be i8, i32 or i64, got {}", op.name, dt(index.dtype));
+}
+
+/// Indices into a dim that is statically empty can only be out of range.
+std::string needNonEmpty(const OpInfo& op, const Dim& indexed, const TensorType& index) {
+  if (!indexed.isStatic(0) || index.staticNumElements() == 0) return {};
+  return fmt::format("'{}' indexes a dim of size 0", op.name);
+}
+}  // namespace
+
+TypeRuleResult indexSelect(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const TensorType& index = in.operands[1];
+  if (auto e = needIndices(op, index); !e.empty()) return fail(e);
+  int64_t d = in.attrs.find("dim")->i;
+  auto axis = normalizeAxis(d, x.rank());
+  if (!axis) return fail(fmt::format("'{}' dim {} is out of range for rank {}", op.name, d, x.rank()));
+  if (auto e = needNonEmpty(op, x.shape[*axis], index); !e.empty()) return fail(e);
+  // x[..., index[...], ...]: the indexed dim becomes the index's dims.
+  Shape out(x.shape.begin(), x.shape.begin() + *axis);
+  out.insert(out.end(), index.shape.begin(), index.shape.end());
+  out.insert(out.end(), x.shape.begin() + *axis + 1, x.shape.end());
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult gather(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const TensorType& index = in.operands[1];
+  if (auto e = needIndices(op, index); !e.empty()) return fail(e);
+  if (index.rank() != x.rank())
+    return fail(fmt::format("the indices {} of '{}' must have the rank of the input {}", toString(index), op.name, toString(x)));
+  int64_t d = in.attrs.find("dim")->i;
+  auto axis = normalizeAxis(d, x.rank());
+  if (!axis) return fail(fmt::format("'{}' dim {} is out of range for rank {}", op.name, d, x.rank()));
+  if (auto e = needNonEmpty(op, x.shape[*axis], index); !e.empty()) return fail(e);
+  // As torch.gather: along the other dims the indices may not reach
+  // further than the input.
+  for (int64_t k = 0; k < x.rank(); ++k) {
+    if (k == *axis || index.shape[k] == x.shape[k]) continue;
+    if (!index.shape[k].isStatic() || !x.shape[k].isStatic() || index.shape[k].size > x.shape[k].size)
+      return fail(fmt::format("the indices {} of '{}' are larger than the input {} in dim {}", toString(index), op.name,
+                              toString(x), k));
+  }
+  return one(TensorType{x.dtype, index.shape});
+}
+
 // ---- creation ---------------------------------------------------------------
 
 namespace {

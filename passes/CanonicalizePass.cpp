@@ -183,8 +183,12 @@ class Canonicalizer {
       if (!t || t->numel() > kMaxFoldElements) return false;
       operands.push_back(*t);
     }
-    runtime::Tensor value =
-        runtime::evaluateNode(n, operands, {runtime::concreteShape(n.result()->type)})[0];
+    runtime::Tensor value;
+    try {
+      value = runtime::evaluateNode(n, operands, {runtime::concreteShape(n.result()->type)})[0];
+    } catch (const ir::Error&) {
+      return false;  // e.g. an index out of range: reported when the graph runs
+    }
     // A nested list cannot spell an empty tensor's sizes: that is a `full`
     // of its type.
     ir::AttrMap attrs;

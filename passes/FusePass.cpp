@@ -10,8 +10,9 @@
 //     it already reads. A user that broadcasts it to more elements (where
 //     recomputing would multiply the work) reads it materialised.
 //  2. Every op that becomes kernel code starts as its own group: pointwise
-//     ops and index-only shape ops (reshape, permute, transpose, expand,
-//     slice, squeeze, unsqueeze) as "pointwise"; sum/mean/amax/amin over
+//     ops, index-only shape ops (reshape, permute, transpose, expand,
+//     slice, squeeze, unsqueeze) and the indexing ops (index_select,
+//     gather: a load at an index the kernel reads) as "pointwise"; sum/mean/amax/amin over
 //     trailing dims (and softmax, log_softmax, layer_norm when decompose
 //     left them) as "reduction"; matmul and linear as "matmul_epilogue";
 //     concat and other reductions as kernels of their own. Constants, full,
@@ -98,9 +99,12 @@ bool isRowReduction(const ir::Node& n) {
   return dims.empty() || *std::min_element(dims.begin(), dims.end()) == rank - static_cast<int64_t>(dims.size());
 }
 
+/// index_select and gather: each element loads its index, then the data there.
+bool isIndexing(OpId op) { return op == OpId::IndexSelect || op == OpId::Gather; }
+
 Kind kindOf(const ir::Node& n) {
   const ir::OpInfo& info = n.info();
-  if (info.isPointwise() || isIndexOnly(n.op)) return Kind::Pointwise;
+  if (info.isPointwise() || isIndexOnly(n.op) || isIndexing(n.op)) return Kind::Pointwise;
   if (isRowReduction(n)) return Kind::Reduction;
   if (n.op == OpId::Matmul || n.op == OpId::Linear) return Kind::Matmul;
   if (n.op == OpId::Softmax || n.op == OpId::LogSoftmax || n.op == OpId::LayerNorm || n.op == OpId::Concat ||
@@ -362,8 +366,10 @@ class Fuser {
                                                           [&](const ir::Value* v) { return accumulated.count(v); }))
           grew = accumulated.insert(m->result()).second;
     }
-    for (const ir::Node* m : members)
+    for (const ir::Node* m : members) {
       if (isIndexOnly(m->op) && accumulated.count(m->operands[0])) return false;
+      if (isIndexing(m->op) && (accumulated.count(m->operands[0]) || accumulated.count(m->operands[1]))) return false;
+    }
     if (matmul) {
       for (const ir::Node* m : members)
         if (m != matmul && m->result()->type.shape != matmul->result()->type.shape) return false;

@@ -2,6 +2,8 @@
 // dtype-blind) and of the creation ops constant and full.
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "ir/Diagnostics.h"
 #include "ir/ShapeRules.h"
 #include "runtime/ReferenceOps.h"
@@ -60,6 +62,52 @@ void fillFromList(Tensor& t, const ir::Attribute& value, int64_t& next) {
   else t.setInt(next++, value.i);
 }
 
+/// An index read at run time, negative counting from the end; throws for
+/// one outside [-size, size).
+int64_t checkedIndex(const ir::Node& n, int64_t i, int64_t size) {
+  if (i < -size || i >= size)
+    throw ir::LocatedError(n.loc, fmt::format("'{}': index {} is out of range for a dim of size {}", n.name(), i, size));
+  return i < 0 ? i + size : i;
+}
+
+/// numpy.take(x, index, axis): x[..., index[j...], ...], a block of the
+/// trailing dims at a time.
+Tensor indexSelect(const ir::Node& n, const Tensor& x, const Tensor& index, int64_t axis, const std::vector<int64_t>& shape) {
+  Tensor out(x.dtype(), shape);
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < axis; ++k) outer *= x.shape()[k];
+  for (int64_t k = axis + 1; k < x.rank(); ++k) inner *= x.shape()[k];
+  const int64_t size = x.shape()[axis];
+  const size_t elem = static_cast<size_t>(ir::dtypeSize(x.dtype()));
+  const size_t block = static_cast<size_t>(inner) * elem;
+  std::byte* dst = out.data();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < index.numel(); ++j, dst += block) {
+      const int64_t row = o * size + checkedIndex(n, index.getInt(j), size);
+      std::memcpy(dst, x.data() + static_cast<size_t>(row) * block, block);
+    }
+  return out;
+}
+
+/// torch.gather(x, axis, index): out[i] = x[i with dim axis replaced by index[i]].
+Tensor gatherAlong(const ir::Node& n, const Tensor& x, const Tensor& index, int64_t axis) {
+  Tensor out(x.dtype(), index.shape());
+  const size_t elem = static_cast<size_t>(ir::dtypeSize(x.dtype()));
+  const std::vector<int64_t> strides = contiguousStrides(x.shape());
+  std::vector<int64_t> counter(static_cast<size_t>(index.rank()), 0);
+  for (int64_t i = 0; i < index.numel(); ++i) {
+    int64_t src = 0;
+    for (int64_t k = 0; k < index.rank(); ++k)
+      src += (k == axis ? checkedIndex(n, index.getInt(i), x.shape()[k]) : counter[k]) * strides[k];
+    std::memcpy(out.data() + static_cast<size_t>(i) * elem, x.data() + static_cast<size_t>(src) * elem, elem);
+    for (int64_t k = index.rank(); k-- > 0;) {  // odometer
+      if (++counter[k] < index.shape()[k]) break;
+      counter[k] = 0;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape) {
@@ -103,6 +151,8 @@ Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std
       return gather(x, shape, strides, offset);
     }
     case OpId::Concat: return concatTensors(operands, axisOf(n, "dim", rank), shape);
+    case OpId::IndexSelect: return indexSelect(n, x, operands[1], axisOf(n, "dim", rank), shape);
+    case OpId::Gather: return gatherAlong(n, x, operands[1], axisOf(n, "dim", rank));
     default: throw ir::Error("reference: not a shape op");
   }
 }

@@ -312,6 +312,14 @@ class Emitter {
       case Index::Kind::Mul: return b_.CreateNSWMul(index(e->lhs), index(e->rhs));
       case Index::Kind::Div: return b_.CreateUDiv(index(e->lhs), index(e->rhs));
       case Index::Kind::Mod: return b_.CreateURem(index(e->lhs), index(e->rhs));
+      case Index::Kind::Indirect: {
+        // wrapIndex: negative from the end, then clamped into [0, size).
+        llvm::Value* size = index(e->rhs);
+        llvm::Value* v = b_.CreateSExtOrTrunc(value(e->load), i64());
+        v = b_.CreateSelect(b_.CreateICmpSLT(v, c64(0)), b_.CreateAdd(v, size), v);
+        v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, c64(0));
+        return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v, b_.CreateSub(size, c64(1)));
+      }
     }
     return nullptr;
   }

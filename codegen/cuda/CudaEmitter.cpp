@@ -185,6 +185,7 @@ class KernelWriter {
       case Index::Kind::Mul: return fmt::format("({} * {})", index(e->lhs), index(e->rhs));
       case Index::Kind::Div: return fmt::format("({} / {})", index(e->lhs), index(e->rhs));
       case Index::Kind::Mod: return fmt::format("({} % {})", index(e->lhs), index(e->rhs));
+      case Index::Kind::Indirect: return fmt::format("gc::wrap_index((i64)({}), {})", value(e->load), index(e->rhs));
     }
     return "?";
   }
@@ -443,8 +444,7 @@ class KernelWriter {
   }
 
   static bool readsVar(const IndexPtr& i, int64_t v) {
-    if (i->kind == Index::Kind::Var) return i->value == v;
-    return (i->lhs && readsVar(i->lhs, v)) || (i->rhs && readsVar(i->rhs, v));
+    return ir::kernel::readsVar(i, [v](int64_t var) { return var == v; });
   }
 
   /// The loads every point evaluates (not those inside a concat's pieces,
@@ -616,8 +616,7 @@ class KernelWriter {
   }
 
   static bool readsVarFrom(const IndexPtr& i, int64_t first) {
-    if (i->kind == Index::Kind::Var) return i->value >= first;
-    return (i->lhs && readsVarFrom(i->lhs, first)) || (i->rhs && readsVarFrom(i->rhs, first));
+    return ir::kernel::readsVar(i, [first](int64_t var) { return var >= first; });
   }
 
   /// A loop over the row's elements of this thread, binding the inner

@@ -55,6 +55,13 @@ __device__ __forceinline__ i64 float_to_i64(double v) {
   return (i64)v;
 }
 
+// index_select / gather: a loaded index, negative from the end, clamped
+// into [0, n) (ir::kernel::wrapIndex).
+__device__ __forceinline__ i64 wrap_index(i64 i, i64 n) {
+  if (i < 0) i += n;
+  return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
+
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 
 // Reductions: a fixed butterfly within the warp, then the warps' partials

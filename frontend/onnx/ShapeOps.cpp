@@ -427,6 +427,15 @@ void pad(NodeContext& c) {
   c.setOutput(0, y);
 }
 
+/// Gather → index_select (numpy.take), GatherElements → gather
+/// (torch.gather); both read negative indices from the end.
+template <OpId op>
+void gatherOp(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), x->type.rank());
+  c.setOutput(0, c.op(op, {x, c.required(1)}, attrs1("dim", ir::Attribute::ofInt(axis))));
+}
+
 /// Trilu: the kept triangle of the last two dims as a constant mask.
 void trilu(NodeContext& c) {
   ir::Value* x = c.required(0);
@@ -463,6 +472,8 @@ const OpMapping kOps[] = {
     {"Tile", tile, {}},
     {"Pad", pad, {"mode", "pads", "value"}},
     {"Trilu", trilu, {"upper"}},
+    {"Gather", gatherOp<OpId::IndexSelect>, {"axis"}},
+    {"GatherElements", gatherOp<OpId::Gather>, {"axis"}},
 };
 
 }  // namespace

@@ -35,18 +35,6 @@ using runtime::Tensor;
     if (!reason.empty()) GTEST_SKIP() << "no CUDA device: " << reason;               \
   } while (0)
 
-std::vector<Tensor> randomInputs(const ir::Graph& g, uint64_t seed) {
-  ir::SymbolBindings sizes;
-  std::vector<Tensor> inputs;
-  for (const auto& p : g.body.params()) {
-    for (const ir::Dim& d : p->type.shape)
-      if (!d.isStatic()) sizes.emplace(d.symbol, 3 + static_cast<int64_t>(sizes.size()));
-    ir::TensorType t = ir::substitute(p->type, sizes);
-    inputs.push_back(runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed + static_cast<uint64_t>(p->index())));
-  }
-  return inputs;
-}
-
 /// The reference's tolerance, widened where the GPU legitimately differs:
 /// f32 GEMMs accumulate in f32 (scaled by the output's magnitude), eigh is
 /// another solver.
@@ -68,7 +56,7 @@ void expectMatchesReference(const std::string& text, const std::string& what, ui
   auto m = testing::optimisedOk(text);
   ASSERT_TRUE(original && m) << what;
   const ir::Graph& g = *m->entry();
-  const std::vector<Tensor> inputs = randomInputs(g, seed);
+  const std::vector<Tensor> inputs = testing::randomInputs(g, seed);
   auto exe = codegen::cuda::compileGraph(g);
   std::vector<Tensor> replayed = testing::poisonedOutputs(g, inputs);
   exe->capture(inputs, replayed);
@@ -311,7 +299,7 @@ TEST(CudaCublasLt, LinearBiasReluMatchesReference) {
     options.matmul = codegen::cuda::MatmulImpl::CublasLt;
     auto exe = codegen::cuda::compileGraph(*m->entry(), options);
     EXPECT_NE(exe->describe().find("cublaslt"), std::string::npos) << exe->describe();
-    const std::vector<Tensor> inputs = randomInputs(*m->entry(), 3);
+    const std::vector<Tensor> inputs = testing::randomInputs(*m->entry(), 3);
     const std::vector<Tensor> got = exe->run(inputs);
     const std::vector<Tensor> want = runtime::interpret(*original->entry(), inputs);
     EXPECT_TRUE(testing::allClose(got[0], want[0], toleranceFor(want[0], true, false))) << dt;

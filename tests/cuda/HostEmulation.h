@@ -159,6 +159,10 @@ inline i64 float_to_i64(double v) {
   if (v >= 9223372036854775808.0) return std::numeric_limits<i64>::max();
   return (i64)v;
 }
+inline i64 wrap_index(i64 i, i64 n) {
+  if (i < 0) i += n;
+  return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 struct Sum { template <typename T> T operator()(T a, T b) const { return a + b; } };
 struct FMax { template <typename T> T operator()(T a, T b) const { return fmaximum(a, b); } };

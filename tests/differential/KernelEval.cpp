@@ -69,6 +69,7 @@ class Evaluator {
       case Index::Kind::Mul: return index(e->lhs) * index(e->rhs);
       case Index::Kind::Div: return index(e->lhs) / index(e->rhs);
       case Index::Kind::Mod: return index(e->lhs) % index(e->rhs);
+      case Index::Kind::Indirect: return wrapIndex(static_cast<int64_t>(value(e->load)), index(e->rhs));
     }
     return 0;
   }

@@ -259,6 +259,45 @@ class Generator {
         emit(fmt::format("%{} = cond(%{}_p, %{}){}", r, r, a.name, branches), a.shape);
         return;
       }
+      case 14: {  // indexing, with constant indices (negative ones included)
+        if (rank == 0) break;
+        const int64_t d = pick(0, rank - 1);
+        auto indexIn = [&](int64_t size) { return std::to_string(pick(-size, size - 1)); };
+        Shape s = a.shape;
+        std::vector<std::string> items;
+        if (chance(0.5)) {  // index_select with a 1-D or 2-D index
+          Shape is = chance(0.7) ? Shape{pick(1, 4)} : Shape{pick(1, 3), pick(1, 3)};
+          std::string list;
+          for (int64_t k = 0; k < numel(is); ++k) items.push_back(indexIn(a.shape[d]));
+          if (is.size() == 1) {
+            list = fmt::format("[{}]", fmt::join(items, ", "));
+          } else {
+            std::vector<std::string> rows;
+            for (int64_t k = 0; k < is[0]; ++k)
+              rows.push_back(fmt::format("[{}]", fmt::join(items.begin() + k * is[1], items.begin() + (k + 1) * is[1], ", ")));
+            list = fmt::format("[{}]", fmt::join(rows, ", "));
+          }
+          out += pad + fmt::format("%{}_i = constant() {{value = {}}} : i64{}\n", r, list, shapeText(is));
+          s.erase(s.begin() + d);
+          s.insert(s.begin() + d, is.begin(), is.end());
+          emit(fmt::format("%{} = index_select(%{}, %{}_i) {{dim = {}}}", r, a.name, r, d), s);
+        } else {  // gather: indices of the input's rank, no larger than it
+          for (int64_t k = 0; k < rank; ++k) s[k] = k == d ? pick(1, 4) : pick(1, a.shape[k]);
+          std::vector<std::string> flat;
+          for (int64_t k = 0; k < numel(s); ++k) flat.push_back(indexIn(a.shape[d]));
+          // Nest the flat list by the shape, innermost dim first.
+          for (int64_t k = rank; k-- > 1;) {
+            std::vector<std::string> nested;
+            for (size_t j = 0; j < flat.size(); j += static_cast<size_t>(s[k]))
+              nested.push_back(fmt::format("[{}]", fmt::join(flat.begin() + static_cast<std::ptrdiff_t>(j),
+                                                             flat.begin() + static_cast<std::ptrdiff_t>(j + s[k]), ", ")));
+            flat = nested;
+          }
+          out += pad + fmt::format("%{}_i = constant() {{value = [{}]}} : i32{}\n", r, fmt::join(flat, ", "), shapeText(s));
+          emit(fmt::format("%{} = gather(%{}, %{}_i) {{dim = {}}}", r, a.name, r, d), s);
+        }
+        return;
+      }
       default: break;
     }
     stepPointwise(out, pool, depth);  // the op did not fit `a`: fall back to a pointwise one

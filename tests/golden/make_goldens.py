@@ -240,6 +240,29 @@ add("mlp_f32", "  %h = linear(%i0, %i1, %i2)\n  %a = relu(%h)\n  %l = linear(%a,
         torch.nn.functional.linear(x, w1, b1)), w2, b2), dim=-1))
 
 
+# ---- indexing (added last, so that the cases above keep their random draws) --
+def indices(dtype, shape, size):
+    """Indices in [-size, size): negative ones count from the end."""
+    return torch.from_numpy(rng.randint(-size, size, size=shape)).to(TORCH[dtype])
+
+
+for dt in ["f32", "f16", "i64", "bool"]:
+    x = tensor(dt, (4, 5, 3))
+    for idt, dim, shape in [("i64", 0, (6,)), ("i32", 1, (2, 3)), ("i64", 2, (2,))]:
+        idx = indices(idt, shape, x.shape[dim])
+        add(f"index_select_{dt}_dim{dim}_{idt}", f"  %r = index_select(%i0, %i1) {{dim = {dim}}}\n  return %r", [x, idx],
+            lambda t, i, d=dim: torch.index_select(t, d, (i % t.shape[d]).flatten().long()).reshape(
+                t.shape[:d] + i.shape + t.shape[d + 1:]), upcast=False)
+    for idt, dim, shape in [("i64", 0, (3, 5, 3)), ("i32", 1, (4, 7, 2)), ("i64", 2, (2, 5, 4))]:
+        idx = indices(idt, shape, x.shape[dim])
+        add(f"gather_{dt}_dim{dim}_{idt}", f"  %r = gather(%i0, %i1) {{dim = {dim}}}\n  return %r", [x, idx],
+            lambda t, i, d=dim: torch.gather(t, d, (i % t.shape[d]).long()), upcast=False)
+# An embedding lookup that fuses with what follows it.
+table, ids, scale = tensor("f32", (10, 8)), indices("i64", (3, 4), 10), tensor("f32", (8,))
+add("embedding_f32", "  %e = index_select(%i0, %i1) {dim = 0}\n  %s = mul(%e, %i2)\n  %r = tanh(%s)\n  return %r",
+    [table, ids, scale], lambda t, i, s: torch.tanh(t[i % 10] * s))
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)

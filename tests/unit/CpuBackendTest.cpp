@@ -229,14 +229,7 @@ TEST_P(CpuProjectGraph, MatchesReference) {
   auto m = testing::optimisedOk(chunk);
   ASSERT_TRUE(original && m);
   const ir::Graph& g = *m->entry();
-  ir::SymbolBindings sizes;
-  std::vector<runtime::Tensor> inputs;
-  for (const auto& p : g.body.params()) {
-    for (const ir::Dim& d : p->type.shape)
-      if (!d.isStatic()) sizes.emplace(d.symbol, 3 + static_cast<int64_t>(sizes.size()));
-    ir::TensorType t = ir::substitute(p->type, sizes);
-    inputs.push_back(runtime::randomTensor(t.dtype, runtime::concreteShape(t), 7 + static_cast<uint64_t>(p->index())));
-  }
+  const std::vector<runtime::Tensor> inputs = testing::randomInputs(*original->entry(), 7);
   auto exe = codegen::cpu::compileGraph(g);
   std::vector<runtime::Tensor> outputs = testing::poisonedOutputs(g, inputs);
   exe->capture(inputs, outputs);

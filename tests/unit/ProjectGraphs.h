@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 
 #include "frontend/Parser.h"
 #include "ir/Graph.h"
+#include "runtime/Random.h"
 
 namespace graphc::testing {
 
@@ -65,6 +67,51 @@ inline std::vector<std::string> projectGraphs() {
     }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+/// For each value read as the indices of an index_select or gather (in a
+/// fused body too, followed out to the fused op's operand), the size of
+/// the dim it indexes.
+inline void indexedSizes(const ir::Region& r, std::map<const ir::Value*, ir::Dim>& out) {
+  auto outer = [](const ir::Value* v) {
+    while (!v->definingNode() && v->parentRegion()->parentNode() && v->parentRegion()->parentNode()->op == ir::OpId::Fused)
+      v = v->parentRegion()->parentNode()->operands[static_cast<size_t>(v->index())];
+    return v;
+  };
+  for (const auto& n : r.nodes()) {
+    if (n->op == ir::OpId::IndexSelect || n->op == ir::OpId::Gather) {
+      const ir::Value* data = n->operands[0];
+      int64_t d = n->attrs.find("dim")->i;
+      if (d < 0) d += data->type.rank();
+      out[outer(n->operands[1])] = data->type.shape[static_cast<size_t>(d)];
+    }
+    for (const auto& region : n->regions()) indexedSizes(*region, out);
+  }
+}
+
+/// Inputs for a graph: symbolic sizes 3, 4, ... in order met; a normal
+/// sample per parameter (runtime::randomTensor), except that parameters
+/// used as indices hold indices in range, negative ones included.
+inline std::vector<runtime::Tensor> randomInputs(const ir::Graph& g, uint64_t seed) {
+  std::map<const ir::Value*, ir::Dim> indexed;
+  indexedSizes(g.body, indexed);
+  ir::SymbolBindings sizes;
+  std::vector<runtime::Tensor> inputs;
+  for (const auto& p : g.body.params()) {
+    for (const ir::Dim& d : p->type.shape)
+      if (!d.isStatic()) sizes.emplace(d.symbol, 3 + static_cast<int64_t>(sizes.size()));
+    ir::TensorType t = ir::substitute(p->type, sizes);
+    runtime::Tensor x = runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed + static_cast<uint64_t>(p->index()));
+    if (auto it = indexed.find(p.get()); it != indexed.end()) {
+      const int64_t size = it->second.isStatic() ? it->second.size : sizes.at(it->second.symbol);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const int64_t v = x.getInt(i) % (2 * size);  // in (-2 size, 2 size)
+        x.setInt(i, v >= size ? v - 2 * size : v < -size ? v + 2 * size : v);
+      }
+    }
+    inputs.push_back(std::move(x));
+  }
+  return inputs;
 }
 
 inline bool hasGemm(const ir::Region& r) {
