@@ -51,13 +51,14 @@ void convertIf(NodeContext& c) {
   for (const std::string& name : Importer::outerNames(elseGraph))
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   for (const std::string& name : names) {
+    if (importer.shapeValue(name)) continue;  // no IR value: the branches read it directly
     ir::Value* outer = importer.lookup(name);
     std::optional<runtime::Tensor> value;
     if (outer->type.staticNumElements().value_or(kCopiedConstantLimit + 1) <= kCopiedConstantLimit)
       value = importer.knownValue(outer);
     for (auto [region, scope] : {std::pair{&thenRegion, &thenScope}, std::pair{&elseRegion, &elseScope}}) {
       if (value) {
-        NodeContext inside(importer, c.node, *region, c.loc, {}, c.opset);
+        NodeContext inside(importer, c.node, *region, c.loc, {}, {}, c.opset);
         ir::Value* copy = inside.constantOf(*value);
         copy->name = outer->name;
         scope->values[name] = copy;

@@ -26,17 +26,29 @@ void unaryFloat(NodeContext& c) {
   c.setOutput(0, c.op(op, {c.required(0)}));
 }
 
+/// The second operand of a binary op as NumPy broadcasting wants it.
+/// Before opset 7, `broadcast = 1` with `axis` aligned B's dims with A's
+/// from `axis` on (B = [3] against A = [2, 3, 4] at axis 1); without
+/// `axis`, with A's trailing dims, which is NumPy's rule.
+ir::Value* legacyBroadcast(NodeContext& c, ir::Value* a, ir::Value* b) {
+  if (!c.has("broadcast") && !c.has("axis")) return b;
+  if (c.intAttr("broadcast", 0) == 0) return b;
+  if (!c.has("axis")) return b;
+  const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), a->type.rank());
+  const int64_t trailing = a->type.rank() - axis - b->type.rank();
+  if (trailing < 0) c.fail(fmt::format("B {} does not fit A {} from axis {}", ir::toString(b->type), ir::toString(a->type), axis));
+  ir::AttrMap last;
+  last.set("dim", ir::Attribute::ofInt(-1));
+  for (int64_t k = 0; k < trailing; ++k) b = c.op(OpId::Unsqueeze, {b}, last);
+  return b;
+}
+
 /// Add, Sub, Mul and the comparisons: graphc's ops reject bool operands of
 /// arithmetic, as ONNX does.
 template <OpId op>
 void binary(NodeContext& c) {
-  c.setOutput(0, c.op(op, {c.required(0), c.required(1)}));
-}
-
-template <OpId op>
-void binaryFloat(NodeContext& c) {
-  needFloat(c, c.required(0));
-  c.setOutput(0, c.op(op, {c.required(0), c.required(1)}));
+  ir::Value* a = c.required(0);
+  c.setOutput(0, c.op(op, {a, legacyBroadcast(c, a, c.required(1))}));
 }
 
 /// Max, Min, Sum, Mean: variadic, folded left to right.
@@ -55,9 +67,42 @@ void mean(NodeContext& c) {
   c.setOutput(0, n == 1 ? sum : c.op(OpId::Div, {sum, c.scalarLike(sum, n)}));
 }
 
+ir::AttrMap castTo(ir::DType t);
+
+/// Integer division truncating toward zero, through f64 (exact while the
+/// operands' magnitudes stay under 2^53; graphc has no integer division).
+ir::Value* truncatedQuotient(NodeContext& c, ir::Value* a, ir::Value* b) {
+  ir::Value* q = c.op(OpId::Div, {c.op(OpId::Cast, {a}, castTo(ir::DType::F64)), c.op(OpId::Cast, {b}, castTo(ir::DType::F64))});
+  return c.op(OpId::Cast, {q}, castTo(a->type.dtype));  // cast truncates toward zero
+}
+
+void div(NodeContext& c) {
+  ir::Value* a = c.required(0);
+  ir::Value* b = legacyBroadcast(c, a, c.required(1));
+  if (ir::isInteger(a->type.dtype) && a->type.dtype == b->type.dtype) c.setOutput(0, truncatedQuotient(c, a, b));
+  else c.setOutput(0, c.op(OpId::Div, {a, b}));
+}
+
+/// Mod on integers: fmod = 1 is C's remainder (the dividend's sign), fmod
+/// = 0 Python's (the divisor's sign).
+void mod(NodeContext& c) {
+  ir::Value* a = c.required(0);
+  ir::Value* b = c.required(1);
+  if (!ir::isInteger(a->type.dtype))
+    c.unsupported(fmt::format("on {}", ir::dtypeName(a->type.dtype)), "graphc computes Mod on integers only");
+  ir::Value* r = c.op(OpId::Sub, {a, c.op(OpId::Mul, {b, truncatedQuotient(c, a, b)})});
+  if (c.intAttr("fmod", 0) == 0) {
+    ir::Value* zero = c.scalarLike(r, 0);
+    ir::Value* signsDiffer = c.op(OpId::Ne, {c.op(OpId::Lt, {r, zero}), c.op(OpId::Lt, {b, zero})});
+    ir::Value* fix = c.op(OpId::LogicalAnd, {c.op(OpId::Ne, {r, zero}), signsDiffer});
+    r = c.op(OpId::Where, {fix, c.op(OpId::Add, {r, b}), r});
+  }
+  c.setOutput(0, r);
+}
+
 void pow(NodeContext& c) {
   ir::Value* base = c.required(0);
-  ir::Value* exponent = c.required(1);
+  ir::Value* exponent = legacyBroadcast(c, base, c.required(1));
   needFloat(c, base);
   // ONNX lets the exponent have another numeric dtype; graphc's pow does not.
   if (exponent->type.dtype != base->type.dtype)
@@ -107,7 +152,7 @@ void logicalNot(NodeContext& c) { c.setOutput(0, c.op(OpId::LogicalNot, {c.requi
 void xorOp(NodeContext& c) {
   ir::Value* a = c.required(0);
   if (a->type.dtype != ir::DType::Bool) c.fail(fmt::format("operands must be bool, got {}", ir::toString(a->type)));
-  c.setOutput(0, c.op(OpId::Ne, {a, c.required(1)}));
+  c.setOutput(0, c.op(OpId::Ne, {a, legacyBroadcast(c, a, c.required(1))}));
 }
 
 void where(NodeContext& c) { c.setOutput(0, c.op(OpId::Where, {c.required(0), c.required(1), c.required(2)})); }
@@ -123,6 +168,10 @@ void cast(NodeContext& c) {
   std::optional<ir::DType> t = dtypeOf(static_cast<int32_t>(to));
   if (!t) c.unsupported("to " + onnxTypeName(static_cast<int32_t>(to)),
                         fmt::format("cast to {} is not supported", onnxTypeName(static_cast<int32_t>(to))));
+  if (c.isShape(0) && (*t == ir::DType::I64 || *t == ir::DType::I32)) {  // sizes stay sizes
+    c.setShapeOutput(0, c.shapeInput(0, "the input"));
+    return;
+  }
   c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, castTo(*t)));
 }
 
@@ -255,6 +304,46 @@ void celu(NodeContext& c) {
   c.setOutput(0, c.op(OpId::Add, {c.op(OpId::Relu, {x}), negative}));
 }
 
+/// sinh, cosh from exp; asinh, acosh, atanh from log, as their
+/// definitions (ONNX's reference computes them with NumPy's).
+template <int which>
+void hyperbolic(NodeContext& c) {
+  ir::Value* x = x0(c);
+  ir::Value* half = c.scalarLike(x, 0.5);
+  ir::Value* one = c.scalarLike(x, 1);
+  switch (which) {
+    case 0:
+    case 1: {  // sinh, cosh
+      ir::Value* ep = c.op(OpId::Exp, {x});
+      ir::Value* en = c.op(OpId::Exp, {c.op(OpId::Neg, {x})});
+      c.setOutput(0, c.op(OpId::Mul, {c.op(which == 0 ? OpId::Sub : OpId::Add, {ep, en}), half}));
+      return;
+    }
+    case 2:
+    case 3: {  // asinh = log(x + sqrt(x² + 1)), acosh = log(x + sqrt(x² - 1))
+      ir::Value* r = c.op(OpId::Sqrt, {c.op(which == 2 ? OpId::Add : OpId::Sub, {c.op(OpId::Mul, {x, x}), one})});
+      c.setOutput(0, c.op(OpId::Log, {c.op(OpId::Add, {x, r})}));
+      return;
+    }
+    default: {  // atanh = log((1 + x) / (1 - x)) / 2
+      ir::Value* ratio = c.op(OpId::Div, {c.op(OpId::Add, {one, x}), c.op(OpId::Sub, {one, x})});
+      c.setOutput(0, c.op(OpId::Mul, {c.op(OpId::Log, {ratio}), half}));
+      return;
+    }
+  }
+}
+
+/// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+void shrink(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const double lambd = c.floatAttr("lambd", 0.5f), bias = c.floatAttr("bias", 0);
+  ir::Value* zero = c.scalarLike(x, 0);
+  ir::Value* low = c.op(OpId::Add, {x, c.scalarLike(x, bias)});
+  ir::Value* high = c.op(OpId::Sub, {x, c.scalarLike(x, bias)});
+  ir::Value* y = c.op(OpId::Where, {c.op(OpId::Gt, {x, c.scalarLike(x, lambd)}), high, zero});
+  c.setOutput(0, c.op(OpId::Where, {c.op(OpId::Lt, {x, c.scalarLike(x, -lambd)}), low, y}));
+}
+
 void gelu(NodeContext& c) {
   ir::Value* x = x0(c);
   const std::string approximate = c.stringAttr("approximate", "none");
@@ -283,19 +372,26 @@ const OpMapping kOps[] = {
     {"IsNaN", isNaN, {}},
     {"IsInf", isInf, {"detect_positive", "detect_negative"}},
     {"Not", logicalNot, {}},
-    {"Add", binary<OpId::Add>, {}},
-    {"Sub", binary<OpId::Sub>, {}},
-    {"Mul", binary<OpId::Mul>, {}},
-    {"Div", binaryFloat<OpId::Div>, {}},
-    {"Pow", pow, {}},
-    {"Equal", binary<OpId::Eq>, {}},
-    {"Greater", binary<OpId::Gt>, {}},
+    {"Add", binary<OpId::Add>, {"broadcast", "axis"}},
+    {"Sub", binary<OpId::Sub>, {"broadcast", "axis"}},
+    {"Mul", binary<OpId::Mul>, {"broadcast", "axis"}},
+    {"Div", div, {"broadcast", "axis"}},
+    {"Mod", mod, {"fmod"}},
+    {"Pow", pow, {"broadcast", "axis"}},
+    {"Equal", binary<OpId::Eq>, {"broadcast", "axis"}},
+    {"Greater", binary<OpId::Gt>, {"broadcast", "axis"}},
     {"GreaterOrEqual", binary<OpId::Ge>, {}},
-    {"Less", binary<OpId::Lt>, {}},
+    {"Less", binary<OpId::Lt>, {"broadcast", "axis"}},
     {"LessOrEqual", binary<OpId::Le>, {}},
-    {"And", binary<OpId::LogicalAnd>, {}},
-    {"Or", binary<OpId::LogicalOr>, {}},
-    {"Xor", xorOp, {}},
+    {"And", binary<OpId::LogicalAnd>, {"broadcast", "axis"}},
+    {"Or", binary<OpId::LogicalOr>, {"broadcast", "axis"}},
+    {"Xor", xorOp, {"broadcast", "axis"}},
+    {"Sinh", hyperbolic<0>, {}},
+    {"Cosh", hyperbolic<1>, {}},
+    {"Asinh", hyperbolic<2>, {}},
+    {"Acosh", hyperbolic<3>, {}},
+    {"Atanh", hyperbolic<4>, {}},
+    {"Shrink", shrink, {"lambd", "bias"}},
     {"Max", variadic<OpId::Maximum>, {}},
     {"Min", variadic<OpId::Minimum>, {}},
     {"Sum", variadic<OpId::Add>, {}},

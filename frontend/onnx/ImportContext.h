@@ -30,13 +30,24 @@ using Unsupported = OnnxUnsupported;
 
 class Importer;
 
+/// An i64 tensor of rank 0 or 1 known at import time up to symbolic sizes:
+/// what Shape gives for a tensor with symbolic dims (`[B, 5, 16]`), and
+/// what Gather, Slice, Concat, Unsqueeze, Squeeze and Cast make of it. It
+/// has no IR value (a graphc tensor holds numbers, not symbols), so it can
+/// only be used where a shape is expected: Reshape, Expand, ConstantOfShape.
+struct ShapeValue {
+  std::vector<ir::Dim> dims;
+  bool scalar = false;
+  bool isStatic() const;
+};
+
 /// One node being converted: its operands, its attributes, and a builder
 /// that appends ops to the region the node is in. Every failure is an
 /// exception that the importer reports at the node's line of the listing.
 class NodeContext {
  public:
   NodeContext(Importer& importer, const onnx::NodeProto& node, ir::Region& region, ir::SourceLoc loc,
-              std::vector<ir::Value*> inputs, int64_t opset);
+              std::vector<ir::Value*> inputs, std::vector<const ShapeValue*> shapeInputs, int64_t opset);
 
   Importer& importer;
   const onnx::NodeProto& node;
@@ -45,8 +56,18 @@ class NodeContext {
   const int64_t opset;  // of the default domain
 
   size_t numInputs() const { return inputs_.size(); }
-  /// Null for an absent optional input.
-  ir::Value* input(size_t k) const { return k < inputs_.size() ? inputs_[k] : nullptr; }
+  /// Null for an absent optional input; fails (unsupported) for an input
+  /// that is a ShapeValue, which has no IR value.
+  ir::Value* input(size_t k) const;
+  /// Whether input k is given (as a value or as a ShapeValue).
+  bool present(size_t k) const { return k < inputs_.size() && (inputs_[k] || shapeInputs_[k]); }
+  /// Whether input k is a ShapeValue with symbolic sizes.
+  bool isShape(size_t k) const { return k < shapeInputs_.size() && shapeInputs_[k]; }
+  /// Input k as a shape: a ShapeValue, or a known integer tensor of rank
+  /// 0 or 1; fails saying `what` it is otherwise.
+  ShapeValue shapeInput(size_t k, std::string_view what) const;
+  /// Output k as a shape: a constant when every size is static.
+  void setShapeOutput(size_t k, const ShapeValue& v);
   /// Fails when input k is absent.
   ir::Value* required(size_t k) const;
   /// The value of input k when it is known at import time: an initializer,
@@ -86,6 +107,7 @@ class NodeContext {
 
  private:
   mutable std::vector<ir::Value*> inputs_;  // constant() may specialise one
+  std::vector<const ShapeValue*> shapeInputs_;  // non-null where the input is a ShapeValue
 };
 
 using Converter = void (*)(NodeContext&);

@@ -39,6 +39,12 @@ class Importer {
   ir::Value* lookup(const std::string& name);
   /// Binds `name` to `v` in the current scope (a node's output).
   void define(const std::string& name, ir::Value* v);
+  /// Binds `name` to a shape with symbolic sizes (it has no IR value).
+  void defineShape(const std::string& name, ShapeValue v) { shapeValues_[name] = std::move(v); }
+  const ShapeValue* shapeValue(const std::string& name) const {
+    auto it = shapeValues_.find(name);
+    return it == shapeValues_.end() ? nullptr : &it->second;
+  }
   /// What `v` holds, when it can be known at import time (constants and
   /// what is computed from them alone, folded by the reference interpreter).
   /// With `specialiseInputs`, graph inputs it depends on that the import was
@@ -76,6 +82,7 @@ class Importer {
   std::set<const ir::Value*> specialised_;
   std::unordered_map<const ir::Value*, runtime::Tensor> known_;
   std::vector<std::string> unsupported_;  // features, each once
+  std::unordered_map<std::string, ShapeValue> shapeValues_;  // ONNX names are unique in a model
   int freshSymbols_ = 0;
 };
 

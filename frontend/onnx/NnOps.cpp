@@ -93,7 +93,7 @@ void layerNormalization(NodeContext& c) {
   const double eps = c.floatAttr("epsilon", 1e-5f);
   const ir::Shape normalized(x->type.shape.begin() + axis, x->type.shape.end());
   std::vector<ir::Value*> operands{x, fitTo(c, c.required(1), normalized)};
-  if (c.input(2)) operands.push_back(fitTo(c, c.input(2), normalized));
+  if (c.present(2)) operands.push_back(fitTo(c, c.input(2), normalized));
   c.setOutput(0, c.op(OpId::LayerNorm, operands, attrs1("eps", ir::Attribute::ofFloat(eps))));
   if (c.outputWanted(1) || c.outputWanted(2)) {
     std::vector<int64_t> dims;
@@ -116,7 +116,8 @@ ir::Value* perChannel(NodeContext& c, ir::Value* p, int64_t rank) {
 void batchNormalization(NodeContext& c) {
   ir::Value* x = c.required(0);
   needFloat(c, x);
-  if (c.intAttr("training_mode", 0)) c.unsupported("training_mode", "training mode (batch statistics) is not supported");
+  if (c.intAttr("training_mode", 0) || c.intAttr("is_test", 1) == 0)
+    c.unsupported("training_mode", "training mode (batch statistics) is not supported");
   if (c.intAttr("spatial", 1) == 0) c.unsupported("spatial=0", "per-activation statistics (spatial = 0) are not supported");
   for (size_t k = 1; k < c.numOutputs(); ++k)
     if (c.outputWanted(k)) c.unsupported("training outputs", "the running statistics outputs (training) are not supported");
@@ -157,10 +158,22 @@ void meanVarianceNormalization(NodeContext& c) {
   c.setOutput(0, c.op(OpId::Div, {c.op(OpId::Sub, {x, mean}), std}));
 }
 
+/// GlobalAveragePool / GlobalMaxPool: mean / max over the spatial dims,
+/// kept as 1s.
+template <OpId op>
+void globalPool(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  needFloat(c, x);
+  if (x->type.rank() < 3) c.fail(fmt::format("the input must be [N, C, D1, ...], got {}", ir::toString(x->type)));
+  std::vector<int64_t> spatial;
+  for (int64_t d = 2; d < x->type.rank(); ++d) spatial.push_back(d);
+  c.setOutput(0, c.op(op, {x}, reduceAttrs(spatial)));
+}
+
 /// Inference-mode Dropout is the identity; its mask is all true.
 void dropout(NodeContext& c) {
   ir::Value* x = c.required(0);
-  if (c.input(2)) {
+  if (c.present(2)) {
     std::optional<runtime::Tensor> training = c.constant(2);
     if (!training || training->getInt(0) != 0)
       c.unsupported("training_mode", "training-mode dropout (random) is not supported");
@@ -176,12 +189,14 @@ void dropout(NodeContext& c) {
 
 const OpMapping kOps[] = {
     {"MatMul", matmul, {}},
-    {"Gemm", gemm, {"alpha", "beta", "transA", "transB"}},
+    {"Gemm", gemm, {"alpha", "beta", "transA", "transB", "broadcast"}},
     {"LayerNormalization", layerNormalization, {"axis", "epsilon", "stash_type"}},
-    {"BatchNormalization", batchNormalization, {"epsilon", "momentum", "training_mode", "spatial"}},
+    {"BatchNormalization", batchNormalization, {"epsilon", "momentum", "training_mode", "spatial", "is_test", "consumed_inputs"}},
     {"InstanceNormalization", instanceNormalization, {"epsilon"}},
     {"MeanVarianceNormalization", meanVarianceNormalization, {"axes"}},
     {"Dropout", dropout, {"ratio", "seed", "is_test"}},
+    {"GlobalAveragePool", globalPool<OpId::Mean>, {}},
+    {"GlobalMaxPool", globalPool<OpId::Amax>, {}},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // NodeContext: what a converter sees of the node it converts, and how it
 // builds ops; plus the registry of converters, gathered from the op-family
 // tables.
+#include <algorithm>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -10,9 +11,46 @@
 
 namespace graphc::frontend::onnximport {
 
+bool ShapeValue::isStatic() const {
+  return std::all_of(dims.begin(), dims.end(), [](const ir::Dim& d) { return d.isStatic(); });
+}
+
 NodeContext::NodeContext(Importer& importer, const onnx::NodeProto& node, ir::Region& region, ir::SourceLoc loc,
-                         std::vector<ir::Value*> inputs, int64_t opset)
-    : importer(importer), node(node), region(region), loc(std::move(loc)), opset(opset), inputs_(std::move(inputs)) {}
+                         std::vector<ir::Value*> inputs, std::vector<const ShapeValue*> shapeInputs, int64_t opset)
+    : importer(importer), node(node), region(region), loc(std::move(loc)), opset(opset), inputs_(std::move(inputs)),
+      shapeInputs_(std::move(shapeInputs)) {
+  shapeInputs_.resize(inputs_.size(), nullptr);
+}
+
+ir::Value* NodeContext::input(size_t k) const {
+  if (isShape(k))
+    unsupported("on a symbolic shape",
+                fmt::format("input {} ('{}') is the shape of a tensor with symbolic sizes; graphc can use it only as a shape "
+                            "(Reshape, Expand, ConstantOfShape), not as data",
+                            k, node.input(static_cast<int>(k))));
+  return k < inputs_.size() ? inputs_[k] : nullptr;
+}
+
+ShapeValue NodeContext::shapeInput(size_t k, std::string_view what) const {
+  if (isShape(k)) return *shapeInputs_[k];
+  runtime::Tensor t = requireConstant(k, what);
+  if (!ir::isInteger(t.dtype()) || t.rank() > 1) fail(fmt::format("{} must be integers of rank 0 or 1, it is {}", what, ir::toString(t.type())));
+  ShapeValue v;
+  v.scalar = t.rank() == 0;
+  for (int64_t i = 0; i < t.numel(); ++i) v.dims.push_back(ir::Dim::of(t.getInt(i)));
+  return v;
+}
+
+void NodeContext::setShapeOutput(size_t k, const ShapeValue& v) {
+  if (!outputWanted(k)) return;
+  if (!v.isStatic()) {
+    importer.defineShape(node.output(static_cast<int>(k)), v);
+    return;
+  }
+  runtime::Tensor t(ir::DType::I64, v.scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(v.dims.size())});
+  for (size_t i = 0; i < v.dims.size(); ++i) t.setInt(static_cast<int64_t>(i), v.dims[i].size);
+  setOutput(k, constantOf(t));
+}
 
 void NodeContext::fail(const std::string& message) const {
   throw ir::Error(fmt::format("'{}': {}", node.op_type(), message));
@@ -23,11 +61,12 @@ void NodeContext::unsupported(const std::string& feature, const std::string& mes
 }
 
 ir::Value* NodeContext::required(size_t k) const {
-  if (!input(k)) fail(fmt::format("input {} is required", k));
+  if (!present(k)) fail(fmt::format("input {} is required", k));
   return input(k);
 }
 
 std::optional<runtime::Tensor> NodeContext::constant(size_t k) const {
+  if (isShape(k)) return std::nullopt;
   ir::Value* v = input(k);
   if (!v) return std::nullopt;
   if (ir::Value* c = importer.specialise(v)) inputs_[k] = v = c;

@@ -158,6 +158,10 @@ ir::Value* Importer::materialize(Scope& scope, const std::string& name, const on
 }
 
 ir::Value* Importer::lookup(const std::string& name) {
+  if (shapeValue(name))
+    throw Unsupported("symbolic shape as data", fmt::format("'{}' is the shape of a tensor with symbolic sizes; graphc can use "
+                                                            "it only as a shape (Reshape, Expand, ConstantOfShape), not as data",
+                                                            printable(name)));
   for (Scope* s = current_; s; s = s->parent && s->parent->region == s->region ? s->parent : nullptr) {
     if (auto it = s->values.find(name); it != s->values.end()) return it->second;
     if (auto it = s->initializers.find(name); it != s->initializers.end()) return materialize(*s, name, *it->second);
@@ -294,11 +298,15 @@ void Importer::convertNode(const onnx::NodeProto& node) {
         throw Unsupported(fmt::format("{} attribute {}", printable(node.op_type()), printable(a.name())),
                           fmt::format("'{}' attribute '{}' is not supported", printable(node.op_type()), printable(a.name())));
     std::vector<ir::Value*> inputs;
-    for (const std::string& name : node.input()) inputs.push_back(name.empty() ? nullptr : lookup(name));
-    NodeContext c(*this, node, *current_->region, loc, std::move(inputs), opset_);
+    std::vector<const ShapeValue*> shapes;
+    for (const std::string& name : node.input()) {
+      shapes.push_back(name.empty() ? nullptr : shapeValue(name));
+      inputs.push_back(name.empty() || shapes.back() ? nullptr : lookup(name));
+    }
+    NodeContext c(*this, node, *current_->region, loc, std::move(inputs), std::move(shapes), opset_);
     mapping->convert(c);
     for (int k = 0; k < node.output_size(); ++k)
-      if (!node.output(k).empty() && !current_->values.count(node.output(k)))
+      if (!node.output(k).empty() && !current_->values.count(node.output(k)) && !shapeValue(node.output(k)))
         throw ir::Error(fmt::format("output {} of '{}' is not computed by graphc", k, printable(node.op_type())));
   } catch (const Unsupported& e) {
     if (std::find(unsupported_.begin(), unsupported_.end(), e.feature) == unsupported_.end()) unsupported_.push_back(e.feature);

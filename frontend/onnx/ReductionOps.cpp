@@ -18,7 +18,7 @@ std::optional<std::vector<int64_t>> reducedAxes(NodeContext& c, ir::Value* x) {
   const bool axesAsInput = c.node.op_type() == "ReduceSum" ? c.opset >= 13 : c.opset >= 18;
   std::vector<int64_t> axes;
   if (axesAsInput) {
-    if (c.input(1)) axes = c.constantInts(1, "'axes'");
+    if (c.present(1)) axes = c.constantInts(1, "'axes'");
   } else if (auto a = c.intsAttr("axes")) {
     axes = *a;
   }

@@ -62,7 +62,10 @@ int64_t staticDim(NodeContext& c, const ir::Value* x, int64_t d, std::string_vie
 
 // ---- identity, constants ------------------------------------------------------
 
-void identity(NodeContext& c) { c.setOutput(0, c.required(0)); }
+void identity(NodeContext& c) {
+  if (c.isShape(0)) c.setShapeOutput(0, c.shapeInput(0, "the input"));
+  else c.setOutput(0, c.required(0));
+}
 
 void constant(NodeContext& c) {
   if (c.node.attribute_size() != 1) c.fail("needs exactly one value attribute");
@@ -94,9 +97,9 @@ void shape(NodeContext& c) {
   auto clampEnd = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
   const int64_t start = clampEnd(c.intAttr("start", 0));
   const int64_t end = clampEnd(c.intAttr("end", rank));
-  runtime::Tensor t(ir::DType::I64, {std::max<int64_t>(end - start, 0)});
-  for (int64_t d = start; d < end; ++d) t.setInt(d - start, staticDim(c, x, d, "Shape"));
-  c.setOutput(0, c.constantOf(t));
+  ShapeValue v;
+  for (int64_t d = start; d < end; ++d) v.dims.push_back(x->type.shape[d]);
+  c.setShapeOutput(0, v);  // a constant when every size is static
 }
 
 void size(NodeContext& c) {
@@ -109,15 +112,15 @@ void size(NodeContext& c) {
 }
 
 void constantOfShape(NodeContext& c) {
-  std::vector<int64_t> sizes = c.constantInts(0, "the shape");
+  const ShapeValue shape = c.shapeInput(0, "the shape");
   runtime::Tensor value(ir::DType::F32, {});
   if (auto v = c.tensorAttr("value")) {
     if (v->numel() != 1) c.fail(fmt::format("'value' must hold one element, it is {}", ir::toString(v->type())));
     value = v->reshaped({});
   }
-  for (int64_t s : sizes)
-    if (s < 0) c.fail(fmt::format("the shape has a negative size {}", s));
-  c.setOutput(0, expand(c, c.constantOf(value), ir::staticShape(sizes)));
+  for (const ir::Dim& d : shape.dims)
+    if (d.isStatic() && d.size < 0) c.fail(fmt::format("the shape has a negative size {}", d.size));
+  c.setOutput(0, expand(c, c.constantOf(value), shape.dims));
 }
 
 void range(NodeContext& c) {
@@ -159,19 +162,18 @@ void eyeLike(NodeContext& c) {
 
 void reshapeOp(NodeContext& c) {
   ir::Value* x = c.required(0);
-  std::vector<int64_t> target = c.constantInts(1, "the shape");
+  const ShapeValue target = c.shapeInput(1, "the shape");
   const bool allowZero = c.intAttr("allowzero", 0) != 0;
-  std::vector<ir::Attribute> shape;
-  for (size_t k = 0; k < target.size(); ++k) {
-    if (target[k] == 0 && !allowZero) {  // 0 copies the input's dim
+  ir::Shape shape;
+  for (size_t k = 0; k < target.dims.size(); ++k) {
+    if (target.dims[k].isStatic(0) && !allowZero) {  // 0 copies the input's dim
       if (k >= x->type.shape.size()) c.fail(fmt::format("shape entry {} is 0 but the input has rank {}", k, x->type.rank()));
-      const ir::Dim& d = x->type.shape[k];
-      shape.push_back(d.isStatic() ? ir::Attribute::ofInt(d.size) : ir::Attribute::ofSymbol(d.symbol));
+      shape.push_back(x->type.shape[k]);
     } else {
-      shape.push_back(ir::Attribute::ofInt(target[k]));
+      shape.push_back(target.dims[k]);
     }
   }
-  c.setOutput(0, c.op(OpId::Reshape, {x}, attrs1("shape", ir::Attribute::ofList(shape))));
+  c.setOutput(0, c.op(OpId::Reshape, {x}, attrs1("shape", dimsAttribute(shape))));
 }
 
 void flatten(NodeContext& c) {
@@ -214,6 +216,13 @@ std::optional<std::vector<int64_t>> axesOf(NodeContext& c, const char* what) {
 }
 
 void squeeze(NodeContext& c) {
+  if (c.isShape(0)) {  // [d] -> d
+    ShapeValue v = c.shapeInput(0, "the input");
+    if (v.scalar || v.dims.size() != 1) c.fail("squeezing a shape needs one element");
+    v.scalar = true;
+    c.setShapeOutput(0, v);
+    return;
+  }
   ir::Value* x = c.required(0);
   std::optional<std::vector<int64_t>> axes = axesOf(c, "'axes'");
   if (!axes) {  // every dim of size 1
@@ -233,6 +242,13 @@ void squeeze(NodeContext& c) {
 }
 
 void unsqueeze(NodeContext& c) {
+  if (c.isShape(0)) {  // d -> [d]
+    ShapeValue v = c.shapeInput(0, "the input");
+    if (!v.scalar) c.unsupported("of a 1-D symbolic shape", "unsqueezing a 1-D shape is not supported");
+    v.scalar = false;
+    c.setShapeOutput(0, v);
+    return;
+  }
   ir::Value* x = c.required(0);
   std::optional<std::vector<int64_t>> axes = axesOf(c, "'axes'");
   if (!axes) c.fail("'axes' is required");
@@ -248,22 +264,34 @@ void unsqueeze(NodeContext& c) {
 /// Expand broadcasts both ways: a 1 in the target keeps the input's dim.
 void expandOp(NodeContext& c) {
   ir::Value* x = c.required(0);
-  std::vector<int64_t> target = c.constantInts(1, "the shape");
+  const ir::Shape target = c.shapeInput(1, "the shape").dims;
   const size_t rank = std::max(target.size(), x->type.shape.size());
   ir::Shape out(rank);
   for (size_t k = 0; k < rank; ++k) {
     const int64_t ti = static_cast<int64_t>(k) - static_cast<int64_t>(rank - target.size());
     const int64_t xi = static_cast<int64_t>(k) - static_cast<int64_t>(rank - x->type.shape.size());
     const ir::Dim have = xi >= 0 ? x->type.shape[xi] : ir::Dim::of(1);
-    const int64_t want = ti >= 0 ? target[ti] : 1;
-    if (want == 1) out[k] = have;
-    else if (have.isStatic(1) || have.isStatic(want)) out[k] = ir::Dim::of(want);
-    else c.fail(fmt::format("cannot expand {} to the shape [{}]", ir::toString(x->type), fmt::join(target, ", ")));
+    const ir::Dim want = ti >= 0 ? target[ti] : ir::Dim::of(1);
+    if (want.isStatic(1)) out[k] = have;
+    else if (have.isStatic(1) || have == want) out[k] = want;
+    else c.fail(fmt::format("cannot expand {} to the shape {}", ir::toString(x->type), ir::toString(target)));
   }
   c.setOutput(0, expand(c, x, out));
 }
 
 void concatOp(NodeContext& c) {
+  bool shapes = false;
+  for (size_t k = 0; k < c.numInputs(); ++k) shapes |= c.isShape(k);
+  if (shapes) {  // shapes joined end to end
+    ShapeValue joined;
+    for (size_t k = 0; k < c.numInputs(); ++k) {
+      ShapeValue part = c.shapeInput(k, "a part");
+      if (part.scalar) c.fail("concatenated shapes must be 1-D");
+      joined.dims.insert(joined.dims.end(), part.dims.begin(), part.dims.end());
+    }
+    c.setShapeOutput(0, joined);
+    return;
+  }
   std::vector<ir::Value*> parts;
   for (size_t k = 0; k < c.numInputs(); ++k) parts.push_back(c.required(k));
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), parts[0]->type.rank());
@@ -297,6 +325,20 @@ void split(NodeContext& c) {
 /// Slice: starts/ends/axes/steps are attributes before opset 10, inputs
 /// after; bounds clamp as in NumPy.
 void sliceOp(NodeContext& c) {
+  if (c.isShape(0)) {  // a range of a shape's sizes
+    ShapeValue v = c.shapeInput(0, "the input");
+    const int64_t n = static_cast<int64_t>(v.dims.size());
+    if (v.scalar) c.fail("cannot slice a scalar");
+    std::vector<int64_t> starts = c.constantInts(1, "'starts'"), ends = c.constantInts(2, "'ends'");
+    std::vector<int64_t> steps = c.present(4) ? c.constantInts(4, "'steps'") : std::vector<int64_t>{1};
+    if (starts.size() != 1 || ends.size() != 1 || steps.size() != 1 || steps[0] != 1)
+      c.unsupported("of a symbolic shape", "only a unit-step 1-D slice of a symbolic shape is supported");
+    auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
+    ShapeValue out;
+    for (int64_t i = clampIndex(starts[0]); i < clampIndex(ends[0]); ++i) out.dims.push_back(v.dims[static_cast<size_t>(i)]);
+    c.setShapeOutput(0, out);
+    return;
+  }
   ir::Value* x = c.required(0);
   const int64_t rank = x->type.rank();
   std::vector<int64_t> starts, ends, axes, steps;
@@ -307,8 +349,8 @@ void sliceOp(NodeContext& c) {
   } else {
     starts = c.constantInts(1, "'starts'");
     ends = c.constantInts(2, "'ends'");
-    if (c.input(3)) axes = c.constantInts(3, "'axes'");
-    if (c.input(4)) steps = c.constantInts(4, "'steps'");
+    if (c.present(3)) axes = c.constantInts(3, "'axes'");
+    if (c.present(4)) steps = c.constantInts(4, "'steps'");
   }
   if (axes.empty())
     for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
@@ -372,12 +414,12 @@ void pad(NodeContext& c) {
     fill = c.floatAttr("value", 0);
   } else {
     pads = c.constantInts(1, "'pads'");
-    if (c.input(2)) {
+    if (c.present(2)) {
       runtime::Tensor v = c.requireConstant(2, "'constant_value'");
       if (v.numel() != 1) c.fail("'constant_value' must be a scalar");
       fill = v.getDouble(0);
     }
-    if (c.input(3)) axes = c.constantInts(3, "'axes'");
+    if (c.present(3)) axes = c.constantInts(3, "'axes'");
   }
   if (axes.empty())
     for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
@@ -431,9 +473,91 @@ void pad(NodeContext& c) {
 /// (torch.gather); both read negative indices from the end.
 template <OpId op>
 void gatherOp(NodeContext& c) {
+  if (op == OpId::IndexSelect && c.isShape(0)) {  // some sizes of a shape
+    const ShapeValue v = c.shapeInput(0, "the input");
+    const runtime::Tensor index = c.requireConstant(1, "the indices of a symbolic shape");
+    if (index.rank() > 1) c.fail("indices of a shape must have rank 0 or 1");
+    ShapeValue out;
+    out.scalar = index.rank() == 0;
+    const int64_t n = static_cast<int64_t>(v.dims.size());
+    for (int64_t i = 0; i < index.numel(); ++i) {
+      const int64_t at = index.getInt(i) < 0 ? index.getInt(i) + n : index.getInt(i);
+      if (at < 0 || at >= n) c.fail(fmt::format("index {} is out of range for a shape of {} sizes", index.getInt(i), n));
+      out.dims.push_back(v.dims[static_cast<size_t>(at)]);
+    }
+    c.setShapeOutput(0, out);
+    return;
+  }
   ir::Value* x = c.required(0);
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), x->type.rank());
   c.setOutput(0, c.op(op, {x, c.required(1)}, attrs1("dim", ir::Attribute::ofInt(axis))));
+}
+
+/// DepthToSpace (modes DCR and CRD) and SpaceToDepth: a reshape, a
+/// permute and a reshape, all index maps.
+template <bool toSpace>
+void depthSpace(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  if (x->type.rank() != 4) c.fail(fmt::format("the input must be [N, C, H, W], got {}", ir::toString(x->type)));
+  const int64_t b = c.intAttr("blocksize", 0);
+  if (b <= 0) c.fail("'blocksize' must be positive");
+  const ir::Dim n = x->type.shape[0];
+  const int64_t ch = staticDim(c, x, 1, "DepthToSpace"), h = staticDim(c, x, 2, "DepthToSpace"), w = staticDim(c, x, 3, "DepthToSpace");
+  auto s = [](std::initializer_list<int64_t> v) {
+    ir::Shape out;
+    for (int64_t d : v) out.push_back(ir::Dim::of(d));
+    return out;
+  };
+  ir::Shape split, result;
+  std::vector<int64_t> perm;
+  if (toSpace) {
+    if (ch % (b * b) != 0) c.fail(fmt::format("channels {} are not a multiple of blocksize² {}", ch, b * b));
+    if (c.stringAttr("mode", "DCR") == "DCR") {
+      split = s({b, b, ch / (b * b), h, w});
+      perm = {0, 3, 4, 1, 5, 2};
+    } else {
+      split = s({ch / (b * b), b, b, h, w});
+      perm = {0, 1, 4, 2, 5, 3};
+    }
+    result = s({ch / (b * b), h * b, w * b});
+  } else {
+    if (h % b != 0 || w % b != 0) c.fail(fmt::format("{}x{} is not a multiple of blocksize {}", h, w, b));
+    split = s({ch, h / b, b, w / b, b});
+    perm = {0, 3, 5, 1, 2, 4};
+    result = s({ch * b * b, h / b, w / b});
+  }
+  split.insert(split.begin(), n);
+  result.insert(result.begin(), n);
+  ir::Value* y = c.op(OpId::Permute, {reshape(c, x, split)}, attrs1("dims", intsAttribute(perm)));
+  c.setOutput(0, reshape(c, y, result));
+}
+
+/// OneHot: where(index == iota, on, off), the iota along `axis`.
+void oneHot(NodeContext& c) {
+  ir::Value* indices = c.required(0);
+  const runtime::Tensor depthValue = c.requireConstant(1, "'depth'");
+  if (depthValue.numel() != 1) c.fail("'depth' must hold one value");
+  const int64_t depth = static_cast<int64_t>(depthValue.getDouble(0));
+  if (depth <= 0) c.fail(fmt::format("'depth' must be positive, got {}", depth));
+  ir::Value* values = c.required(2);
+  if (values->type.rank() != 1 || !values->type.shape[0].isStatic(2)) c.fail("'values' must be [off, on]");
+  const int64_t rank = indices->type.rank() + 1;
+  const int64_t axis = normalizeAxis(c, c.intAttr("axis", -1), rank);
+  ir::AttrMap toI64;
+  toI64.set("dtype", ir::Attribute::ofDType(ir::DType::I64));
+  ir::Value* index = indices->type.dtype == ir::DType::I64 ? indices : c.op(OpId::Cast, {indices}, toI64);
+  ir::Value* negative = c.op(OpId::Lt, {index, c.scalar(ir::DType::I64, 0)});
+  index = c.op(OpId::Where, {negative, c.op(OpId::Add, {index, c.scalar(ir::DType::I64, static_cast<double>(depth))}), index});
+  index = c.op(OpId::Unsqueeze, {index}, attrs1("dim", ir::Attribute::ofInt(axis)));
+  std::vector<int64_t> iotaShape(static_cast<size_t>(rank - axis), 1);
+  iotaShape[0] = depth;
+  runtime::Tensor iota(ir::DType::I64, iotaShape);
+  for (int64_t i = 0; i < depth; ++i) iota.setInt(i, i);
+  ir::Value* hot = c.op(OpId::Eq, {index, c.constantOf(iota)});
+  auto element = [&](int64_t k) {
+    return c.op(OpId::Reshape, {slice(c, values, 0, k, k + 1)}, attrs1("shape", ir::Attribute::ofList({})));
+  };
+  c.setOutput(0, c.op(OpId::Where, {hot, element(1), element(0)}));
 }
 
 /// Trilu: the kept triangle of the last two dims as a constant mask.
@@ -441,7 +565,7 @@ void trilu(NodeContext& c) {
   ir::Value* x = c.required(0);
   const int64_t rank = x->type.rank();
   if (rank < 2) c.fail(fmt::format("the input must have rank 2 or more, it is {}", ir::toString(x->type)));
-  const int64_t k = c.input(1) ? c.constantInts(1, "'k'").at(0) : 0;
+  const int64_t k = c.present(1) ? c.constantInts(1, "'k'").at(0) : 0;
   const bool upper = c.intAttr("upper", 1) != 0;
   const int64_t rows = staticDim(c, x, rank - 2, "Trilu"), cols = staticDim(c, x, rank - 1, "Trilu");
   runtime::Tensor mask(ir::DType::Bool, {rows, cols});
@@ -472,6 +596,9 @@ const OpMapping kOps[] = {
     {"Tile", tile, {}},
     {"Pad", pad, {"mode", "pads", "value"}},
     {"Trilu", trilu, {"upper"}},
+    {"DepthToSpace", depthSpace<true>, {"blocksize", "mode"}},
+    {"SpaceToDepth", depthSpace<false>, {"blocksize"}},
+    {"OneHot", oneHot, {"axis"}},
     {"Gather", gatherOp<OpId::IndexSelect>, {"axis"}},
     {"GatherElements", gatherOp<OpId::Gather>, {"axis"}},
 };
