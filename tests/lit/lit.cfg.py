@@ -15,6 +15,8 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%graphc", os.path.join(config.graphc_bin_dir, "graphc")))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%examples", os.path.join(config.graphc_src_root, "examples")))
+# ONNX's backend test data (Debian's libonnx-testdata): models for tests/lit/onnx.
+config.substitutions.append(("%onnxdata", "/usr/share/libonnx-testdata/data"))
 
 # A CUDA device (tests of the no-device path are UNSUPPORTED where one is).
 import shutil

@@ -20,6 +20,7 @@ const char* backendName(Backend b) {
     case Backend::Reference: return "reference";
     case Backend::Cpu: return "cpu";
     case Backend::Cuda: return "cuda";
+    case Backend::Nvrtc: return "nvrtc";
   }
   return "";
 }
@@ -82,9 +83,9 @@ std::vector<DataSet> readDataSets(const fs::path& testDir, const std::vector<std
   return sets;
 }
 
-/// As numpy.testing.assert_allclose(want, got, rtol=1e-3, atol=1e-7) with
-/// NaNs equal, which the ONNX backend runner uses; integers and bools exact.
-std::string compare(const runtime::Tensor& got, const runtime::Tensor& want, size_t index) {
+/// As numpy.testing.assert_allclose(want, got, rtol, atol) with NaNs
+/// equal, which the ONNX backend runner uses; integers and bools exact.
+std::string compare(const runtime::Tensor& got, const runtime::Tensor& want, size_t index, const RunOptions& options) {
   if (got.type() != want.type())
     return fmt::format("output {} is {}, expected {}", index, ir::toString(got.type()), ir::toString(want.type()));
   const bool exact = !ir::isFloat(want.dtype());
@@ -97,7 +98,7 @@ std::string compare(const runtime::Tensor& got, const runtime::Tensor& want, siz
     const double g = got.getDouble(i), w = want.getDouble(i);
     if (std::isnan(g) && std::isnan(w)) continue;
     if (g == w) continue;  // equal infinities
-    if (!(std::abs(g - w) <= 1e-7 + 1e-3 * std::abs(w)))
+    if (!(std::abs(g - w) <= options.atol + options.rtol * std::abs(w)))
       return fmt::format("output {} element {}: {:.9g} vs expected {:.9g}", index, i, g, w);
   }
   return "";
@@ -106,10 +107,12 @@ std::string compare(const runtime::Tensor& got, const runtime::Tensor& want, siz
 /// The first line of an error, without the listing that follows it.
 std::string firstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::vector<runtime::Tensor> runOn(Backend b, const ir::Module& module, const std::vector<runtime::Tensor>& inputs) {
+std::vector<runtime::Tensor> runOn(Backend b, const ir::Module& module, const std::vector<runtime::Tensor>& inputs,
+                                   TestResult& result) {
   if (b == Backend::Reference) return runtime::interpret(*module.entry(), inputs);
   Graph g(ir::clone(module));
   Executable exe = compile(g, {.device = b == Backend::Cpu ? Device::Cpu : Device::Cuda});
+  if (b == Backend::Cpu) result.optimized = std::make_shared<Graph>(exe.optimized());
   return exe.run(inputs);
 }
 
@@ -162,10 +165,10 @@ TestResult runTest(const fs::path& testDir, const std::string& suite, const RunO
         std::string& why = result.failures[b];
         if (!why.empty()) continue;
         try {
-          std::vector<runtime::Tensor> outputs = runOn(b, *imported.module, inputs);
+          std::vector<runtime::Tensor> outputs = runOn(b, *imported.module, inputs, result);
           if (outputs.size() != set.outputs.size())
             why = fmt::format("{} outputs, {} expected", outputs.size(), set.outputs.size());
-          for (size_t k = 0; why.empty() && k < outputs.size(); ++k) why = compare(outputs[k], set.outputs[k], k);
+          for (size_t k = 0; why.empty() && k < outputs.size(); ++k) why = compare(outputs[k], set.outputs[k], k, options);
         } catch (const std::exception& e) {
           why = firstLine(e.what());
         }

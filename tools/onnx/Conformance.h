@@ -7,18 +7,24 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace graphc::onnxtest {
 
-enum class Backend { Reference, Cpu, Cuda };
-inline constexpr Backend kBackends[] = {Backend::Reference, Backend::Cpu, Backend::Cuda};
+enum class Backend { Reference, Cpu, Cuda, Nvrtc };
+/// Nvrtc: the cuda backend's kernels compiled for sm_80 and sm_90 (no GPU
+/// needed), for machines that cannot run them.
+inline constexpr Backend kBackends[] = {Backend::Reference, Backend::Cpu, Backend::Cuda, Backend::Nvrtc};
 const char* backendName(Backend b);
 
 struct TestResult {
   std::string suite, name;
+  /// The graph after the pipeline (from the cpu compile), for the NVRTC
+  /// check of its kernels; null when the test did not get that far.
+  std::shared_ptr<const void> optimized;
   /// Set when graphc does not support what the test uses: the unsupported
   /// op types (all of them), else the first unsupported feature.
   std::vector<std::string> unsupportedOps;
@@ -31,6 +37,8 @@ struct TestResult {
 
 struct RunOptions {
   bool cuda = false;  // run the cuda backend too (a device was found)
+  /// |got - want| <= atol + rtol |want|: ONNX's backend runner's by default.
+  double rtol = 1e-3, atol = 1e-7;
 };
 
 /// The test folders of `suiteDir` (those holding a model.onnx), sorted.
@@ -38,5 +46,10 @@ std::vector<std::filesystem::path> testsOf(const std::filesystem::path& suiteDir
 
 /// Runs one test; never throws (a failure is a result).
 TestResult runTest(const std::filesystem::path& testDir, const std::string& suite, const RunOptions& options);
+
+/// Compiles the cuda kernels of every test that reached the cpu backend
+/// with NVRTC for sm_80 and sm_90, many tests to a module (NVRTC's start-up
+/// dominates small modules), and records the Nvrtc result of each.
+void compileWithNvrtc(std::vector<TestResult>& results);
 
 }  // namespace graphc::onnxtest

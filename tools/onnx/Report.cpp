@@ -106,6 +106,9 @@ std::string markdownSection(const std::vector<TestResult>& results, const std::v
     md += fmt::format("- {}: **{:.1f}%** of the supported tests pass ({} of {}).\n", backendName(b),
                       100 * passRate(tallies, b), total.passed[b], total.supported);
   if (!cudaNote.empty()) md += fmt::format("- cuda: not run here ({}).\n", cudaNote);
+  if (std::find(backends.begin(), backends.end(), Backend::Nvrtc) != backends.end())
+    md += "- nvrtc: the cuda backend's kernels for each test, generated and compiled by NVRTC for sm_80 and sm_90 "
+          "(many tests to a module); compiled, not run.\n";
 
   md += "\n### Failed tests\n\n";
   bool anyFailed = false;
