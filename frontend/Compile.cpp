@@ -13,6 +13,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
+#include "runtime/Executable.h"
 #include "runtime/Interpreter.h"
 #ifdef GRAPHC_HAS_ONNX
 #include "frontend/onnx/OnnxImporter.h"

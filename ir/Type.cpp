@@ -12,11 +12,14 @@ bool TensorType::isStatic() const {
 
 std::optional<int64_t> TensorType::staticNumElements() const {
   int64_t n = 1;
+  bool overflow = false;
   for (const Dim& d : shape) {
     if (!d.isStatic()) return std::nullopt;
-    n *= d.size;
+    overflow |= __builtin_mul_overflow(n, d.size, &n);
   }
-  return n;
+  // The verifier rejects such a type; until it has run (while a front end
+  // builds a graph), the count saturates rather than wraps.
+  return overflow ? INT64_MAX : n;
 }
 
 std::string toString(const Dim& d) { return d.isStatic() ? std::to_string(d.size) : d.symbol; }

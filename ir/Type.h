@@ -34,7 +34,7 @@ struct TensorType {
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   bool isStatic() const;
-  /// Number of elements when every dim is static.
+  /// Number of elements when every dim is static (INT64_MAX if that overflows).
   std::optional<int64_t> staticNumElements() const;
   bool operator==(const TensorType&) const = default;
 };

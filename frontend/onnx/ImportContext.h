@@ -16,6 +16,11 @@
 
 namespace graphc::frontend::onnximport {
 
+/// The most elements a tensor the importer computes itself may have (a
+/// folded shape computation, a Trilu mask, a Range): beyond it a model is
+/// refused rather than allowed to exhaust memory at import time.
+inline constexpr int64_t kMaxImportTimeElements = int64_t{1} << 22;
+
 /// ONNX's TensorProto.DataType as a dtype; nullopt for types graphc lacks.
 std::optional<ir::DType> dtypeOf(int32_t onnxType);
 /// "float", "uint8", ... (what the ONNX spec calls them).
@@ -133,6 +138,10 @@ const OpMapping* findOp(std::string_view opType);
 ir::Attribute intsAttribute(const std::vector<int64_t>& v);
 /// `axis` of a rank-`rank` tensor in [0, rank); fails when out of range.
 int64_t normalizeAxis(const NodeContext& c, int64_t axis, int64_t rank);
+/// a * b and a + b of sizes from the model; fail rather than overflow.
+int64_t checkedMul(const NodeContext& c, int64_t a, int64_t b);
+int64_t checkedAdd(const NodeContext& c, int64_t a, int64_t b);
+
 /// Fails as unsupported ("Div on i32") unless v is of a floating-point dtype.
 void needFloat(const NodeContext& c, const ir::Value* v);
 /// The static sizes of v's shape; fails naming `what` for a symbolic dim.

@@ -182,6 +182,18 @@ int64_t normalizeAxis(const NodeContext& c, int64_t axis, int64_t rank) {
   return a;
 }
 
+int64_t checkedMul(const NodeContext& c, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) c.fail(fmt::format("the size {} x {} overflows", a, b));
+  return r;
+}
+
+int64_t checkedAdd(const NodeContext& c, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) c.fail(fmt::format("the size {} + {} overflows", a, b));
+  return r;
+}
+
 void needFloat(const NodeContext& c, const ir::Value* v) {
   if (!ir::isFloat(v->type.dtype))
     c.unsupported(fmt::format("on {}", ir::dtypeName(v->type.dtype)),

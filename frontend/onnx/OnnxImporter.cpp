@@ -187,7 +187,11 @@ std::optional<runtime::Tensor> Importer::knownValue(ir::Value* root, bool specia
     if (!n && specialiseInputs && specialise(v)) {
       continue;  // its users now read a known constant
     }
-    if (!n || !n->regions().empty() || !v->type.isStatic()) {
+    // Only small static computations are folded: shapes, axes, masks.
+    auto foldable = [](const auto& r) {
+      return r->type.isStatic() && *r->type.staticNumElements() <= kMaxImportTimeElements;
+    };
+    if (!n || !n->regions().empty() || !std::all_of(n->results().begin(), n->results().end(), foldable)) {
       unknown.insert(v);
       continue;
     }
@@ -206,13 +210,12 @@ std::optional<runtime::Tensor> Importer::knownValue(ir::Value* root, bool specia
       if (!known_.count(o)) break;
       operands.push_back(known_.at(o));
     }
-    std::vector<std::vector<int64_t>> shapes;
-    for (const auto& r : n->results()) shapes.push_back(runtime::concreteShape(r->type));
-    if (operands.size() != n->operands.size() ||
-        std::any_of(n->results().begin(), n->results().end(), [](const auto& r) { return !r->type.isStatic(); })) {
-      for (const auto& r : n->results()) unknown.insert(r.get());
+    if (operands.size() != n->operands.size()) {
+      unknown.insert(v);
       continue;
     }
+    std::vector<std::vector<int64_t>> shapes;
+    for (const auto& r : n->results()) shapes.push_back(runtime::concreteShape(r->type));
     std::vector<runtime::Tensor> results = runtime::evaluateNode(*n, operands, shapes);
     for (size_t k = 0; k < results.size(); ++k) known_[n->result(k)] = std::move(results[k]);
   }

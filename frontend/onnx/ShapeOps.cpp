@@ -60,6 +60,12 @@ int64_t staticDim(NodeContext& c, const ir::Value* x, int64_t d, std::string_vie
   return dim.size;
 }
 
+/// A rows × cols constant the importer makes (a mask, an identity).
+void checkImportTimeSize(NodeContext& c, int64_t rows, int64_t cols) {
+  if (rows > 0 && cols > kMaxImportTimeElements / rows)
+    c.unsupported("of over 4M elements", fmt::format("a {} x {} constant is more than graphc makes at import time", rows, cols));
+}
+
 // ---- identity, constants ------------------------------------------------------
 
 void identity(NodeContext& c) {
@@ -131,12 +137,13 @@ void range(NodeContext& c) {
   const double d = delta.getDouble(0);
   if (d == 0) c.fail("'delta' is zero");
   const double count = std::ceil((limit.getDouble(0) - start.getDouble(0)) / d);
-  if (!(count < 1e8)) c.fail(fmt::format("the range has {} elements", count));
+  if (!(count <= static_cast<double>(kMaxImportTimeElements)))
+    c.unsupported("of over 4M elements", fmt::format("the range has {} elements (graphc makes at most {} at import time)", count, kMaxImportTimeElements));
   const int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
   runtime::Tensor t(start.dtype(), {n});
   for (int64_t i = 0; i < n; ++i) {
     if (ir::isFloat(start.dtype())) t.setDouble(i, start.getDouble(0) + static_cast<double>(i) * d);
-    else t.setInt(i, start.getInt(0) + i * delta.getInt(0));
+    else t.setInt(i, checkedAdd(c, start.getInt(0), checkedMul(c, i, delta.getInt(0))));
   }
   c.setOutput(0, c.constantOf(t));
 }
@@ -152,6 +159,7 @@ void eyeLike(NodeContext& c) {
     dtype = *t;
   }
   const int64_t rows = staticDim(c, x, 0, "EyeLike"), cols = staticDim(c, x, 1, "EyeLike"), k = c.intAttr("k", 0);
+  checkImportTimeSize(c, rows, cols);
   runtime::Tensor t(dtype, {rows, cols});
   for (int64_t i = 0; i < rows; ++i)
     if (i + k >= 0 && i + k < cols) t.setDouble(i * cols + i + k, 1);
@@ -187,7 +195,7 @@ void flatten(NodeContext& c) {
     int64_t p = 1;
     for (int64_t d = from; d < to; ++d) {
       if (!x->type.shape[d].isStatic()) return std::nullopt;
-      p *= x->type.shape[d].size;
+      p = checkedMul(c, p, x->type.shape[d].size);
     }
     return p;
   };
@@ -305,17 +313,19 @@ void split(NodeContext& c) {
   std::vector<int64_t> sizes;
   if (c.opset >= 13 && c.input(1)) sizes = c.constantInts(1, "'split'");
   else if (auto s = c.intsAttr("split")) sizes = *s;
-  const int64_t parts = static_cast<int64_t>(c.has("num_outputs") ? c.intAttr("num_outputs", 1) : c.numOutputs());
+  const int64_t parts = static_cast<int64_t>(c.numOutputs());
+  if (c.has("num_outputs") && c.intAttr("num_outputs", 1) != parts)
+    c.fail(fmt::format("'num_outputs' is {}, the node has {} outputs", c.intAttr("num_outputs", 1), parts));
   if (sizes.empty()) {  // equal parts, the last one smaller (opset 18)
     if (parts <= 0) c.fail("no outputs");
-    const int64_t each = (total + parts - 1) / parts;
-    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::clamp<int64_t>(total - k * each, 0, each));
+    const int64_t each = total / parts + (total % parts != 0);
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::clamp<int64_t>(total - checkedMul(c, k, each), 0, each));
   }
   if (static_cast<int64_t>(sizes.size()) != static_cast<int64_t>(c.numOutputs()))
     c.fail(fmt::format("{} split sizes for {} outputs", sizes.size(), c.numOutputs()));
   int64_t start = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
-    if (sizes[k] < 0 || start + sizes[k] > total) c.fail(fmt::format("split sizes [{}] do not fit dim {}", fmt::join(sizes, ", "), total));
+    if (sizes[k] < 0 || sizes[k] > total - start) c.fail(fmt::format("split sizes [{}] do not fit dim {}", fmt::join(sizes, ", "), total));
     if (c.outputWanted(k)) c.setOutput(k, slice(c, x, axis, start, start + sizes[k]));
     start += sizes[k];
   }
@@ -391,7 +401,7 @@ void tile(NodeContext& c) {
     shape.insert(shape.begin() + d, ir::Dim::of(repeats[d]));
     ir::Value* wide = expand(c, c.op(OpId::Unsqueeze, {y}, attrs1("dim", ir::Attribute::ofInt(d))), shape);
     shape.erase(shape.begin() + d);
-    shape[d] = ir::Dim::of(size * repeats[d]);
+    shape[d] = ir::Dim::of(checkedMul(c, size, repeats[d]));
     y = reshape(c, wide, shape);
   }
   c.setOutput(0, y);
@@ -430,6 +440,7 @@ void pad(NodeContext& c) {
     int64_t before = pads[k], after = pads[k + axes.size()];
     if (before == 0 && after == 0) continue;
     int64_t size = staticDim(c, y, d, "Pad");
+    if (before < -size || after < -size) c.fail(fmt::format("pads ({}, {}) remove more than the dim {} holds", before, after, size));
     if (before < 0 || after < 0) {  // crop first
       const int64_t start = std::max<int64_t>(-before, 0), end = size - std::max<int64_t>(-after, 0);
       if (end < start) c.fail("negative pads remove more than the dim holds");
@@ -441,6 +452,9 @@ void pad(NodeContext& c) {
     if (mode != "constant" && size == 0) c.fail(fmt::format("mode \"{}\" pads an empty dim", mode));
     if (mode == "reflect" && (before >= size || after >= size))
       c.fail(fmt::format("reflect pads ({}, {}) must be smaller than the dim {}", before, after, size));
+    // A reflected pad is one slice per element: a bound keeps the graph small.
+    if (mode == "reflect" && std::max(before, after) > 256)
+      c.unsupported("reflect pads over 256", fmt::format("reflect pads ({}, {}) over 256 are not supported", before, after));
     auto piece = [&](int64_t count, bool leading) -> std::vector<ir::Value*> {
       std::vector<ir::Value*> parts;
       if (count == 0) return parts;
@@ -500,7 +514,7 @@ void depthSpace(NodeContext& c) {
   ir::Value* x = c.required(0);
   if (x->type.rank() != 4) c.fail(fmt::format("the input must be [N, C, H, W], got {}", ir::toString(x->type)));
   const int64_t b = c.intAttr("blocksize", 0);
-  if (b <= 0) c.fail("'blocksize' must be positive");
+  if (b <= 0 || b > (1 << 20)) c.fail(fmt::format("'blocksize' {} is out of range", b));
   const ir::Dim n = x->type.shape[0];
   const int64_t ch = staticDim(c, x, 1, "DepthToSpace"), h = staticDim(c, x, 2, "DepthToSpace"), w = staticDim(c, x, 3, "DepthToSpace");
   auto s = [](std::initializer_list<int64_t> v) {
@@ -519,12 +533,12 @@ void depthSpace(NodeContext& c) {
       split = s({ch / (b * b), b, b, h, w});
       perm = {0, 1, 4, 2, 5, 3};
     }
-    result = s({ch / (b * b), h * b, w * b});
+    result = s({ch / (b * b), checkedMul(c, h, b), checkedMul(c, w, b)});
   } else {
     if (h % b != 0 || w % b != 0) c.fail(fmt::format("{}x{} is not a multiple of blocksize {}", h, w, b));
     split = s({ch, h / b, b, w / b, b});
     perm = {0, 3, 5, 1, 2, 4};
-    result = s({ch * b * b, h / b, w / b});
+    result = s({checkedMul(c, ch, b * b), h / b, w / b});
   }
   split.insert(split.begin(), n);
   result.insert(result.begin(), n);
@@ -537,8 +551,10 @@ void oneHot(NodeContext& c) {
   ir::Value* indices = c.required(0);
   const runtime::Tensor depthValue = c.requireConstant(1, "'depth'");
   if (depthValue.numel() != 1) c.fail("'depth' must hold one value");
-  const int64_t depth = static_cast<int64_t>(depthValue.getDouble(0));
-  if (depth <= 0) c.fail(fmt::format("'depth' must be positive, got {}", depth));
+  const double depthAsDouble = depthValue.getDouble(0);
+  if (!(depthAsDouble >= 1 && depthAsDouble <= static_cast<double>(kMaxImportTimeElements)))
+    c.fail(fmt::format("'depth' must be in [1, {}], got {}", kMaxImportTimeElements, depthAsDouble));
+  const int64_t depth = static_cast<int64_t>(depthAsDouble);
   ir::Value* values = c.required(2);
   if (values->type.rank() != 1 || !values->type.shape[0].isStatic(2)) c.fail("'values' must be [off, on]");
   const int64_t rank = indices->type.rank() + 1;
@@ -568,6 +584,7 @@ void trilu(NodeContext& c) {
   const int64_t k = c.present(1) ? c.constantInts(1, "'k'").at(0) : 0;
   const bool upper = c.intAttr("upper", 1) != 0;
   const int64_t rows = staticDim(c, x, rank - 2, "Trilu"), cols = staticDim(c, x, rank - 1, "Trilu");
+  checkImportTimeSize(c, rows, cols);
   runtime::Tensor mask(ir::DType::Bool, {rows, cols});
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) mask.setInt(i * cols + j, upper ? j - i >= k : j - i <= k);

@@ -10,7 +10,6 @@
 
 #include "frontend/onnx/ImportContext.h"
 #include "frontend/onnx/OnnxImporter.h"
-#include "runtime/Half.h"
 
 namespace graphc::frontend {
 
@@ -43,11 +42,9 @@ std::string onnxTypeName(int32_t onnxType) {
 
 namespace {
 
-/// Copies `count` typed values into t, converting each with `put`.
+/// Copies `count` typed values (already counted) into t, converting each with `put`.
 template <typename Field, typename Put>
-void copyField(const Field& field, int64_t count, const std::string& what, Put put) {
-  if (field.size() != count)
-    throw ir::Error(fmt::format("{}: holds {} values, its dims say {}", what, field.size(), count));
+void copyField(const Field& field, int64_t count, Put put) {
   for (int64_t i = 0; i < count; ++i) put(i, field.Get(static_cast<int>(i)));
 }
 
@@ -71,8 +68,8 @@ runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
     if (count > static_cast<int64_t>(raw.size()) / elementSize || static_cast<int64_t>(raw.size()) != count * elementSize)
-      throw ir::Error(fmt::format("{}: raw_data has {} bytes, {} elements of {} need {}", what, raw.size(), count,
-                                  ir::dtypeName(*dtype), count * elementSize));
+      throw ir::Error(fmt::format("{}: raw_data has {} bytes, {} elements of {} need {} bytes each", what, raw.size(), count,
+                                  ir::dtypeName(*dtype), elementSize));
     runtime::Tensor out(*dtype, shape);
     std::memcpy(out.data(), raw.data(), raw.size());  // little-endian, as ONNX stores it
     if (*dtype == ir::DType::Bool)
@@ -92,15 +89,15 @@ runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
   }
   runtime::Tensor out(*dtype, shape);
   switch (*dtype) {
-    case ir::DType::F32: copyField(t.float_data(), count, what, [&](int64_t i, float v) { out.as<float>()[i] = v; }); break;
-    case ir::DType::F64: copyField(t.double_data(), count, what, [&](int64_t i, double v) { out.as<double>()[i] = v; }); break;
-    case ir::DType::I64: copyField(t.int64_data(), count, what, [&](int64_t i, int64_t v) { out.as<int64_t>()[i] = v; }); break;
+    case ir::DType::F32: copyField(t.float_data(), count, [&](int64_t i, float v) { out.as<float>()[i] = v; }); break;
+    case ir::DType::F64: copyField(t.double_data(), count, [&](int64_t i, double v) { out.as<double>()[i] = v; }); break;
+    case ir::DType::I64: copyField(t.int64_data(), count, [&](int64_t i, int64_t v) { out.as<int64_t>()[i] = v; }); break;
     case ir::DType::F16:
     case ir::DType::BF16:
       // 16-bit floats are stored as their bit patterns in int32_data.
-      copyField(t.int32_data(), count, what, [&](int64_t i, int32_t v) { out.as<uint16_t>()[i] = static_cast<uint16_t>(v); });
+      copyField(t.int32_data(), count, [&](int64_t i, int32_t v) { out.as<uint16_t>()[i] = static_cast<uint16_t>(v); });
       break;
-    default: copyField(t.int32_data(), count, what, [&](int64_t i, int32_t v) { out.setInt(i, v); }); break;
+    default: copyField(t.int32_data(), count, [&](int64_t i, int32_t v) { out.setInt(i, v); }); break;
   }
   return out;
 }

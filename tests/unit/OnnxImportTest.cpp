@@ -373,7 +373,7 @@ TEST(OnnxImportRejects, TensorsWhoseDataDoesNotMatchTheirDims) {
   raw.add_dims(3);
   raw.set_raw_data(std::string(11, '\0'));
   *g.mutable_initializer(1) = raw;
-  expectRejected(model(g), "initializer 'fc.bias': raw_data has 11 bytes, 3 elements of f32 need 12", "2:3");
+  expectRejected(model(g), "initializer 'fc.bias': raw_data has 11 bytes, 3 elements of f32 need 4 bytes each", "2:3");
 }
 
 TEST(OnnxImportRejects, DataStoredOutsideTheModel) {
