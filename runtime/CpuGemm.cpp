@@ -1,6 +1,7 @@
 #include "runtime/CpuGemm.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <cblas.h>
 
@@ -19,10 +20,16 @@ void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, std::v
   const int64_t rowTilesPerBatch = (p.m + rows - 1) / rows;
   const int64_t rowTiles = batch * rowTilesPerBatch;
   if (rowTiles == 0 || p.n == 0) return;
-  // Fewer row tiles than threads (a short or single-row GEMM): split the
-  // columns too, in blocks of at least 64, so every thread has work.
+  // Tasks of at least ~1 MFLOP: a smaller GEMM (an attention head's
+  // [8, 8] x [8, 8]) costs less than waking a thread, so it stays on one.
+  constexpr double kMinTaskFlops = 1 << 20;
+  const double totalFlops = 2.0 * static_cast<double>(batch) * static_cast<double>(p.m) * static_cast<double>(p.n) *
+                            static_cast<double>(std::max<int64_t>(p.k, 1));
+  // Fewer row tiles than threads (a short or single-row GEMM) with work
+  // for more than one: split the columns too, in blocks of at least 64.
   int64_t colBlocks = 1;
-  if (rowTiles < pool.size()) colBlocks = std::clamp<int64_t>((pool.size() + rowTiles - 1) / rowTiles, 1, (p.n + 63) / 64);
+  if (rowTiles < pool.size() && totalFlops >= 2 * kMinTaskFlops)
+    colBlocks = std::clamp<int64_t>((pool.size() + rowTiles - 1) / rowTiles, 1, (p.n + 63) / 64);
   const int64_t blockCols = (p.n + colBlocks - 1) / colBlocks;
   const size_t element = static_cast<size_t>(ir::dtypeSize(p.dtype));
   const size_t tileBytes = static_cast<size_t>(std::min(rows, p.m) * blockCols) * element;
@@ -34,7 +41,10 @@ void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, std::v
   const auto lda = static_cast<blasint>(std::max<int64_t>(p.k, 1));
   const auto ldb = static_cast<blasint>(std::max<int64_t>(p.transposeB ? p.k : p.n, 1));
   const CBLAS_TRANSPOSE tb = p.transposeB ? CblasTrans : CblasNoTrans;
-  pool.parallelFor(rowTiles * colBlocks, 1, [&](int64_t begin, int64_t end, int chunk) {
+  const double tileFlops = 2.0 * static_cast<double>(std::min(rows, p.m)) * static_cast<double>(blockCols) *
+                           static_cast<double>(std::max<int64_t>(p.k, 1));
+  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / tileFlops)));
+  pool.parallelFor(rowTiles * colBlocks, grain, [&](int64_t begin, int64_t end, int chunk) {
     std::vector<std::byte>& tile = scratch[static_cast<size_t>(chunk)];
     if (tile.size() < tileBytes) tile.resize(tileBytes);
     for (int64_t t = begin; t < end; ++t) {

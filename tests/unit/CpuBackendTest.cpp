@@ -151,11 +151,12 @@ TEST(CpuExecutable, CaptureRejectsWrongOrOverlappingOutputs) {
 }
 
 // GEMM shapes that take each tiling path: many row tiles, one row tile
-// split into column blocks (per-row epilogue calls), broadcast batches,
-// vector operands, and f16 operands widened to f32.
+// split into column blocks (per-row epilogue calls; the GEMM must have work
+// for more than one thread), broadcast batches, vector operands, and f16
+// operands widened to f32.
 TEST(CpuExecutable, GemmTilingPathsMatchReference) {
   const char* cases[] = {
-      "graph @g(%x: f32[3, 64], %w: f32[300, 64], %b: f32[300]) -> (f32[3, 300]) {\n"
+      "graph @g(%x: f32[3, 64], %w: f32[6000, 64], %b: f32[6000]) -> (f32[3, 6000]) {\n"
       "  %h = linear(%x, %w, %b)\n  %y = relu(%h)\n  return %y\n}\n",
       "graph @g(%x: f32[1100, 16], %w: f32[16, 40], %r: f32[1100, 40]) -> (f32[1100, 40]) {\n"
       "  %h = matmul(%x, %w)\n  %y = add(%h, %r)\n  return %y\n}\n",

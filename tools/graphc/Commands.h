@@ -24,6 +24,7 @@ struct RunOptions {
   std::string saveOutputs;
   bool printOutputs = false;
   bool timePasses = false;
+  int benchIters = 0;  // graphc bench: time this many calls instead of printing outputs
 };
 
 struct OptOptions {

@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -125,10 +127,13 @@ std::string summary(const runtime::Tensor& t) {
   return fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", lo, hi, sum / static_cast<double>(t.numel()));
 }
 
-/// Compiles and runs on the cpu or cuda backend, or interprets (reference).
-std::vector<runtime::Tensor> execute(ir::Module& m, const std::vector<runtime::Tensor>& inputs,
-                                     const RunOptions& options, ir::DiagnosticEngine& diags) {
-  if (options.device == "reference") return runtime::interpret(*m.entry(), inputs);
+/// A compiled graph: inputs to outputs.
+using Runner = std::function<std::vector<runtime::Tensor>(const std::vector<runtime::Tensor>&)>;
+
+/// Compiles for the cpu or cuda backend; the reference device interprets.
+Runner compileFor(ir::Module& m, const RunOptions& options, ir::DiagnosticEngine& diags) {
+  if (options.device == "reference")
+    return [&m](const std::vector<runtime::Tensor>& inputs) { return runtime::interpret(*m.entry(), inputs); };
   std::unique_ptr<DebugDump> dump = openDump("", m);  // GRAPHC_DEBUG_DIR
   if (!runDefaultPipeline(m, diags, options.timePasses, dump.get())) throw PipelineFailed();
   if (dump) dump->kernels(*m.entry(), options.device);
@@ -147,23 +152,37 @@ std::vector<runtime::Tensor> execute(ir::Module& m, const std::vector<runtime::T
     cuda.arch = options.arch;
     cuda.matmul = options.matmul == "cublaslt" ? codegen::cuda::MatmulImpl::CublasLt : codegen::cuda::MatmulImpl::Generated;
     codegen::cuda::CompileReport report;
-    auto executable = codegen::cuda::compileGraph(*m.entry(), cuda, &report);
+    std::shared_ptr<runtime::Executable> executable = codegen::cuda::compileGraph(*m.entry(), cuda, &report);
     finishDump({});
     if (options.timePasses)
       std::fprintf(stderr, "cuda: %zu kernels for %s in one module, cubin from %s (NVRTC %.3f s)\n", report.kernels,
                    report.arch.c_str(), report.cache.c_str(), report.nvrtcSeconds);
-    return executable->run(inputs);
+    return [executable](const std::vector<runtime::Tensor>& inputs) { return executable->run(inputs); };
 #else
     throw ir::Error("this graphc was built without the cuda backend (no CUDA Toolkit at build time)");
 #endif
   }
   codegen::cpu::CompileReport report;
-  auto executable = codegen::cpu::compileGraph(*m.entry(), &report);
+  std::shared_ptr<runtime::Executable> executable = codegen::cpu::compileGraph(*m.entry(), &report);
   std::vector<std::pair<std::string, double>> kernelTimes;
   for (const auto& k : report.kernels) kernelTimes.emplace_back(k.kernel + (k.fromCache ? " (cached)" : ""), k.seconds);
   finishDump(kernelTimes);
   if (options.timePasses) std::fputs(kernelTimingTable(report).c_str(), stderr);
-  return executable->run(inputs);
+  return [executable](const std::vector<runtime::Tensor>& inputs) { return executable->run(inputs); };
+}
+
+/// graphc bench: the runner's wall time per call, after one warm-up call.
+void bench(const Runner& runner, const std::vector<runtime::Tensor>& inputs, const RunOptions& options) {
+  runner(inputs);
+  std::vector<double> ms;
+  for (int k = 0; k < options.benchIters; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    runner(inputs);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("bench: %d runs on %s: median %.4f ms, min %.4f ms, max %.4f ms\n", options.benchIters,
+              options.device.c_str(), ms[ms.size() / 2], ms.front(), ms.back());
 }
 
 }  // namespace
@@ -185,7 +204,13 @@ int runCommand(const RunOptions& options) {
       }
     ir::Module& module = *loaded.module;
     const ir::Graph& g = *module.entry();
-    std::vector<runtime::Tensor> outputs = execute(module, buildInputs(g, given, options), options, diags);
+    const std::vector<runtime::Tensor> inputs = buildInputs(g, given, options);
+    const Runner runner = compileFor(module, options, diags);
+    if (options.benchIters > 0) {
+      bench(runner, inputs, options);
+      return 0;
+    }
+    std::vector<runtime::Tensor> outputs = runner(inputs);
     if (!options.saveOutputs.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options.saveOutputs, ec);

@@ -6,6 +6,7 @@
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
 //   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|dot|llvm|asm|cuda|ptx]
 //                       [--dump-dir DIR] [--time-passes] [-o OUT]
+//   graphc bench FILE [--device cpu|reference|cuda] [--input ...]... [--dim SYM=N]... [--iters N]
 //   graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph]
 //   graphc --list-passes
 //
@@ -43,6 +44,17 @@ int main(int argc, char** argv) {
   runCmd->add_option("--save-outputs", run.saveOutputs, "Write DIR/output0.npy, DIR/output1.npy, ...");
   runCmd->add_flag("--print-outputs", run.printOutputs, "Print the output values");
   runCmd->add_flag("--time-passes", run.timePasses, "Print pass and kernel compile times (to stderr)");
+
+  RunOptions benchRun;
+  CLI::App* benchCmd = app.add_subcommand("bench", "Time a compiled graph's runs (median, after a warm-up)");
+  benchCmd->add_option("file", benchRun.file, "A .graph file or an ONNX model")->required();
+  benchCmd->add_option("--device", benchRun.device, "Where to run")
+      ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
+      ->default_val("cpu");
+  benchCmd->add_option("--input", benchRun.inputs, "NAME=PATH (.npy or ONNX .pb) or NAME=rand[:SEED] for each parameter")
+      ->allow_extra_args(false);
+  benchCmd->add_option("--dim", benchRun.dims, "SYM=N: the size of a symbolic dim for rand inputs")->allow_extra_args(false);
+  benchCmd->add_option("--iters", benchRun.benchIters, "Timed runs")->default_val(100)->check(CLI::Range(1, 1000000));
 
   OptOptions opt;
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a graph and print the result");
@@ -91,6 +103,7 @@ int main(int argc, char** argv) {
   try {
     if (listPassesFlag) return listPasses();
     if (runCmd->parsed()) return runCommand(run);
+    if (benchCmd->parsed()) return runCommand(benchRun);
     if (optCmd->parsed()) return optCommand(opt);
     if (compileCmd->parsed()) return compileCommand(compile);
     if (importCmd->parsed()) return importCommand(import);
