@@ -269,6 +269,25 @@ TEST(OnnxImport, ALongChainOfFoldedShapeArithmeticDoesNotRecurse) {
   ASSERT_TRUE(m.result.module) << m.errors;
 }
 
+onnx::GraphProto geluGraph(const std::string& approximate) {
+  onnx::GraphProto g;
+  g.set_name("gelu");
+  *g.add_input() = valueInfo("x", onnx::TensorProto::FLOAT, {int64_t{4}});
+  onnx::NodeProto* n = addNode(g, "Gelu", {"x"}, {"y"});
+  auto* a = n->add_attribute();
+  a->set_name("approximate");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(approximate);
+  *g.add_output() = valueInfo("y", onnx::TensorProto::FLOAT, {int64_t{4}});
+  return g;
+}
+
+TEST(OnnxImport, GeluOfOpset20KeepsItsApproximation) {
+  Imported m = import(model(geluGraph("tanh"), 20));
+  ASSERT_TRUE(m.result.module) << m.errors;
+  EXPECT_NE(ir::print(*m.result.module).find("%y = gelu(%x) {approximate = \"tanh\"}"), std::string::npos);
+}
+
 // ---- what the importer rejects ----------------------------------------------
 
 /// The import fails; its first diagnostic contains `message`, located at
@@ -407,6 +426,10 @@ TEST(OnnxImportRejects, ASubgraphWithInputs) {
   *g.mutable_node(2)->mutable_attribute(0)->mutable_g()->add_input() = valueInfo("i", onnx::TensorProto::FLOAT, {int64_t{1}});
   expectRejected(model(g), "subgraphs with inputs (Loop, Scan bodies) are not supported (node 'choose')", "4:3",
                  "subgraph inputs");
+}
+
+TEST(OnnxImportRejects, AnAttributeValueOutOfItsDomain) {
+  expectRejected(model(geluGraph("erf"), 20), "'Gelu': attribute 'approximate' must be \"none\" or \"tanh\", got \"erf\"", "2:3");
 }
 
 TEST(OnnxImportRejects, AShapeInputWithoutAValueOrWithAValueOfTheWrongType) {
