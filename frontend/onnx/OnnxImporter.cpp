@@ -284,9 +284,9 @@ std::vector<ir::Value*> Importer::importBody(const onnx::GraphProto& g, Scope& s
 }
 
 void Importer::convertNode(const onnx::NodeProto& node) {
-  const ir::SourceLoc loc = lineLoc(lineOf_.count(&node) ? lineOf_.at(&node) : 1,
-                                    1 + static_cast<int>(listing_->lineText(lineOf_.count(&node) ? lineOf_.at(&node) : 1)
-                                                             .find_first_not_of(' ')));
+  // The node's line of the listing, at its label.
+  const int line = lineOf_.count(&node) ? lineOf_.at(&node) : 1;
+  const ir::SourceLoc loc = lineLoc(line, 1 + static_cast<int>(listing_->lineText(line).find_first_not_of(' ')));
   const std::string label = node.name().empty() ? "" : fmt::format(" (node '{}')", printable(node.name()));
   try {
     const std::string& domain = node.domain();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the ONNX importer fuzzer with clang-19 (libFuzzer + ASan + UBSan)
-# and runs it on a seed corpus of every model of ONNX's backend test data
-# (libonnx-testdata) under 16 KiB, and the project's torch exports.
+# Builds the ONNX importer fuzzer (tests/fuzz/build-fuzzer.sh: clang-19,
+# libFuzzer, ASan, UBSan) and runs it on a seed corpus of every model of
+# ONNX's backend test data (libonnx-testdata) under 16 KiB, and the
+# project's torch exports.
 #
 #   tests/fuzz/run-onnx-fuzzer.sh [SECONDS]     # default 600
 #
@@ -10,11 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-600}
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -g -O1"
-cmake -S . -B build-fuzz -G Ninja -DGRAPHC_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-ninja -C build-fuzz graphc_onnx_fuzzer
+tests/fuzz/build-fuzzer.sh graphc_onnx_fuzzer
 corpus=build-fuzz/onnx-corpus
 mkdir -p "$corpus" build-fuzz/onnx-crashes
 find /usr/share/libonnx-testdata/data tests/onnx -name model.onnx -size -16k -print0 | while IFS= read -r -d '' f; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the parser fuzzer with clang-19 (libFuzzer + ASan + UBSan) and runs
-# it on a seed corpus made from every .graph file of the project.
+# Builds the parser fuzzer (tests/fuzz/build-fuzzer.sh: clang-19, libFuzzer,
+# ASan, UBSan) and runs it on a seed corpus made from every .graph file of
+# the project.
 #
 #   tests/fuzz/run-parser-fuzzer.sh [SECONDS]     # default 600
 #
@@ -9,11 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-600}
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -g -O1"
-cmake -S . -B build-fuzz -G Ninja -DGRAPHC_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-ninja -C build-fuzz graphc_parser_fuzzer
+tests/fuzz/build-fuzzer.sh graphc_parser_fuzzer
 corpus=build-fuzz/corpus
 mkdir -p "$corpus" build-fuzz/crashes
 # Seeds: each `// -----` chunk of every .graph file is one input.

@@ -6,7 +6,7 @@
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
 //   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|dot|llvm|asm|cuda|ptx]
 //                       [--dump-dir DIR] [--time-passes] [-o OUT]
-//   graphc bench FILE [--device cpu|reference|cuda] [--input ...]... [--dim SYM=N]... [--iters N]
+//   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]... [--dim SYM=N]... [--iters N]
 //   graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph]
 //   graphc --list-passes
 //
@@ -19,6 +19,28 @@
 
 #include "tools/graphc/Commands.h"
 
+namespace {
+
+/// What run and bench share: the file, the device and how to compile for
+/// it, and the inputs.
+void addExecutionOptions(CLI::App* cmd, graphc::tools::RunOptions& options) {
+  cmd->add_option("file", options.file, "A .graph file or an ONNX model")->required();
+  cmd->add_option("--device", options.device, "Where to run")
+      ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
+      ->default_val("cpu");
+  cmd->add_option("--arch", options.arch, "cuda: the architecture to compile for (default: the device's)")
+      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}));
+  cmd->add_option("--matmul", options.matmul, "cuda: GEMM + epilogue by the generated kernel or by cuBLASLt")
+      ->check(CLI::IsMember({"generated", "cublaslt"}))
+      ->default_val("generated");
+  // Repeatable options take one value per use, so they never swallow FILE.
+  cmd->add_option("--input", options.inputs, "NAME=PATH (.npy or ONNX .pb) or NAME=rand[:SEED] for each parameter")
+      ->allow_extra_args(false);
+  cmd->add_option("--dim", options.dims, "SYM=N: the size of a symbolic dim for rand inputs")->allow_extra_args(false);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace graphc::tools;
   CLI::App app{"graphc: a small tensor-graph compiler"};
@@ -28,32 +50,14 @@ int main(int argc, char** argv) {
 
   RunOptions run;
   CLI::App* runCmd = app.add_subcommand("run", "Run a graph and report its outputs");
-  runCmd->add_option("file", run.file, "A .graph file or an ONNX model")->required();
-  runCmd->add_option("--device", run.device, "Where to run")
-      ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
-      ->default_val("cpu");
-  runCmd->add_option("--arch", run.arch, "cuda: the architecture to compile for (default: the device's)")
-      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}));
-  runCmd->add_option("--matmul", run.matmul, "cuda: GEMM + epilogue by the generated kernel or by cuBLASLt")
-      ->check(CLI::IsMember({"generated", "cublaslt"}))
-      ->default_val("generated");
-  // Repeatable options take one value per use, so they never swallow FILE.
-  runCmd->add_option("--input", run.inputs, "NAME=PATH (.npy or ONNX .pb) or NAME=rand[:SEED] for each parameter")
-      ->allow_extra_args(false);
-  runCmd->add_option("--dim", run.dims, "SYM=N: the size of a symbolic dim for rand inputs")->allow_extra_args(false);
+  addExecutionOptions(runCmd, run);
   runCmd->add_option("--save-outputs", run.saveOutputs, "Write DIR/output0.npy, DIR/output1.npy, ...");
   runCmd->add_flag("--print-outputs", run.printOutputs, "Print the output values");
   runCmd->add_flag("--time-passes", run.timePasses, "Print pass and kernel compile times (to stderr)");
 
   RunOptions benchRun;
   CLI::App* benchCmd = app.add_subcommand("bench", "Time a compiled graph's runs (median, after a warm-up)");
-  benchCmd->add_option("file", benchRun.file, "A .graph file or an ONNX model")->required();
-  benchCmd->add_option("--device", benchRun.device, "Where to run")
-      ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
-      ->default_val("cpu");
-  benchCmd->add_option("--input", benchRun.inputs, "NAME=PATH (.npy or ONNX .pb) or NAME=rand[:SEED] for each parameter")
-      ->allow_extra_args(false);
-  benchCmd->add_option("--dim", benchRun.dims, "SYM=N: the size of a symbolic dim for rand inputs")->allow_extra_args(false);
+  addExecutionOptions(benchCmd, benchRun);
   benchCmd->add_option("--iters", benchRun.benchIters, "Timed runs")->default_val(100)->check(CLI::Range(1, 1000000));
 
   OptOptions opt;
