@@ -29,10 +29,11 @@ IndexPtr Index::constant(int64_t v) {
   return e;
 }
 
-IndexPtr Index::var(int64_t v) {
+IndexPtr Index::var(int64_t v, int64_t extent) {
   auto e = std::make_shared<Index>();
   e->kind = Kind::Var;
   e->value = v;
+  e->extent = extent;
   return e;
 }
 
@@ -64,11 +65,116 @@ IndexPtr binary(Index::Kind kind, IndexPtr a, IndexPtr b) {
 }
 }  // namespace
 
+namespace {
+
+/// Structural equality (indices are small once simplified).
+bool same(const IndexPtr& a, const IndexPtr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->value != b->value || a->symbol != b->symbol || a->load != b->load) return false;
+  return same(a->lhs, b->lhs) && same(a->rhs, b->rhs);
+}
+
+/// An index of the form (x / p) % m with constants p and m (p = 1: no
+/// division; m = 0: no remainder): one "digit" of x in a mixed radix, what
+/// unravelling a linear index over a shape makes.
+struct Digit {
+  IndexPtr x;
+  int64_t p = 1, m = 0;
+};
+
+Digit digitOf(const IndexPtr& e) {
+  Digit d{e};
+  if (d.x->kind == Index::Kind::Mod && d.x->rhs->kind == Index::Kind::Const) {
+    d.m = d.x->rhs->value;
+    d.x = d.x->lhs;
+  }
+  if (d.x->kind == Index::Kind::Div && d.x->rhs->kind == Index::Kind::Const) {
+    d.p = d.x->rhs->value;
+    d.x = d.x->lhs;
+  }
+  return d;
+}
+
+/// The largest value `e` can take, where its form says (a remainder, a
+/// constant and what is built from them); nullopt where it does not.
+std::optional<int64_t> maxOf(const IndexPtr& e) {
+  switch (e->kind) {
+    case Index::Kind::Const: return e->value;
+    case Index::Kind::Var:
+      if (e->extent > 0) return e->extent - 1;
+      return std::nullopt;
+    case Index::Kind::Mod:
+      if (e->rhs->kind == Index::Kind::Const) return e->rhs->value - 1;
+      return std::nullopt;
+    case Index::Kind::Add: {
+      auto a = maxOf(e->lhs), b = maxOf(e->rhs);
+      if (a && b && *a <= INT64_MAX - *b) return *a + *b;
+      return std::nullopt;
+    }
+    case Index::Kind::Mul: {
+      auto a = maxOf(e->lhs), b = maxOf(e->rhs);
+      if (a && b && (*b == 0 || *a <= INT64_MAX / *b)) return *a * *b;
+      return std::nullopt;
+    }
+    case Index::Kind::Div: {
+      auto a = maxOf(e->lhs);
+      if (a && e->rhs->kind == Index::Kind::Const && e->rhs->value > 0) return *a / e->rhs->value;
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+/// a·c + b with 0 ≤ b < c: (A, c, b); what a ravelled pair of digits is.
+struct Scaled {
+  IndexPtr a;
+  int64_t c = 0;
+  IndexPtr b;
+};
+
+std::optional<Scaled> scaledOf(const IndexPtr& e) {
+  if (e->kind != Index::Kind::Add || e->lhs->kind != Index::Kind::Mul || e->lhs->rhs->kind != Index::Kind::Const)
+    return std::nullopt;
+  const int64_t c = e->lhs->rhs->value;
+  auto bMax = maxOf(e->rhs);
+  if (c <= 0 || !bMax || *bMax >= c) return std::nullopt;
+  return Scaled{e->lhs->lhs, c, e->rhs};
+}
+
+IndexPtr fromDigit(const Digit& d) {
+  IndexPtr e = d.x;
+  if (d.p != 1) e = div(e, Index::constant(d.p));
+  if (d.m != 0) e = mod(e, Index::constant(d.m));
+  return e;
+}
+
+}  // namespace
+
 // The constructors fold the identities that index maps produce constantly.
+// Every index is non-negative (loop variables, sizes, clamped indirect
+// indices), so integer division is floor division and these hold:
+//   (x / a) / b = x / (a·b)
+//   (x % m) / c = (x / c) % (m / c)         when c divides m
+//   (x % m) % c = x % c                     when c divides m
+//   ((x/p/c) % M)·c + (x/p) % c = (x/p) % (M·c)   (no "% M": = x/p)
+//   (a·c + b) / (c·k) = a / k,  (a·c + b) % (c·k) = (a % k)·c + b
+//                                            when 0 ≤ b < c
+//   (a·c + b) / d = a·(c/d) + b / d,  (a·c + b) % d = b % d
+//                                            when d divides c
+// The last merges two adjacent digits, so that ravelling what unravel made
+// gives back the linear index: a chain of reshapes (a Tile, say) stays a
+// short expression instead of one that grows with each reshape.
 IndexPtr add(IndexPtr a, IndexPtr b) {
   if (isConst(a, 0)) return b;
   if (isConst(b, 0)) return a;
   if (a->kind == Index::Kind::Const && b->kind == Index::Kind::Const) return Index::constant(a->value + b->value);
+  if (a->kind == Index::Kind::Mul && a->rhs->kind == Index::Kind::Const) {
+    const int64_t c = a->rhs->value;
+    const Digit high = digitOf(a->lhs), low = digitOf(b);
+    if (low.m == c && same(high.x, low.x) && low.p <= INT64_MAX / c && high.p == low.p * c &&
+        (high.m == 0 || high.m <= INT64_MAX / c))
+      return fromDigit(Digit{low.x, low.p, high.m == 0 ? 0 : high.m * c});
+  }
   return binary(Index::Kind::Add, std::move(a), std::move(b));
 }
 
@@ -82,11 +188,33 @@ IndexPtr mul(IndexPtr a, IndexPtr b) {
 
 IndexPtr div(IndexPtr a, IndexPtr b) {
   if (isConst(b, 1) || isConst(a, 0)) return a;
+  if (b->kind == Index::Kind::Const && b->value > 0) {
+    const int64_t c = b->value;
+    if (a->kind == Index::Kind::Div && a->rhs->kind == Index::Kind::Const && a->rhs->value <= INT64_MAX / c)
+      return div(a->lhs, Index::constant(a->rhs->value * c));
+    if (a->kind == Index::Kind::Mod && a->rhs->kind == Index::Kind::Const && a->rhs->value % c == 0)
+      return mod(div(a->lhs, b), Index::constant(a->rhs->value / c));
+    if (auto s = scaledOf(a); s && c % s->c == 0) return div(s->a, Index::constant(c / s->c));
+    if (auto m = maxOf(a); m && *m < c) return Index::constant(0);
+    if (a->kind == Index::Kind::Add && a->lhs->kind == Index::Kind::Mul && a->lhs->rhs->kind == Index::Kind::Const &&
+        a->lhs->rhs->value % c == 0)
+      return add(mul(a->lhs->lhs, Index::constant(a->lhs->rhs->value / c)), div(a->rhs, b));
+  }
   return binary(Index::Kind::Div, std::move(a), std::move(b));
 }
 
 IndexPtr mod(IndexPtr a, IndexPtr b) {
   if (isConst(b, 1)) return Index::constant(0);
+  if (b->kind == Index::Kind::Const && b->value > 0) {
+    const int64_t c = b->value;
+    if (a->kind == Index::Kind::Mod && a->rhs->kind == Index::Kind::Const && a->rhs->value % c == 0) return mod(a->lhs, b);
+    if (auto s = scaledOf(a); s && c % s->c == 0)
+      return add(mul(mod(s->a, Index::constant(c / s->c)), Index::constant(s->c)), s->b);
+    if (auto m = maxOf(a); m && *m < c) return a;  // already below c
+    if (a->kind == Index::Kind::Add && a->lhs->kind == Index::Kind::Mul && a->lhs->rhs->kind == Index::Kind::Const &&
+        a->lhs->rhs->value % c == 0)
+      return mod(a->rhs, b);
+  }
   return binary(Index::Kind::Mod, std::move(a), std::move(b));
 }
 
@@ -190,6 +318,72 @@ Indices broadcast(const Indices& idx, const Shape& to, const Shape& from) {
 
 bool isReduce(OpId op) { return op == OpId::Sum || op == OpId::Mean || op == OpId::Amax || op == OpId::Amin; }
 
+/// Rebuilds every index of a lowered kernel with each loop variable's
+/// static extent known, so that the constructors' rules can use it: a
+/// reshape chain's ((i0·18 + i1)·16 + i2) / 288 becomes i0, and the loads
+/// of a Tile read in0[i0 % 2, ...]. The expression DAG keeps its sharing.
+class IndexSimplifier {
+ public:
+  explicit IndexSimplifier(Kernel& k) : k_(k) {
+    for (const Dim& d : k.outer) extents_.push_back(d.isStatic() ? d.size : 0);
+    for (const Dim& d : k.reduceSizes) extents_.push_back(d.isStatic() ? d.size : 0);
+  }
+
+  Kernel run() {
+    if (k_.gemm) {
+      Gemm& g = *k_.gemm;
+      if (static_cast<size_t>(g.kVar) >= extents_.size()) extents_.resize(static_cast<size_t>(g.kVar) + 1, 0);
+      extents_[static_cast<size_t>(g.kVar)] = g.k->kind == Index::Kind::Const ? g.k->value : 0;
+      for (IndexPtr& i : g.aIndex) i = index(i);
+      for (IndexPtr& i : g.bIndex) i = index(i);
+    }
+    for (Store& s : k_.stores) {
+      for (IndexPtr& i : s.index) i = index(i);
+      s.value = expr(s.value);
+    }
+    return k_;
+  }
+
+ private:
+  IndexPtr index(const IndexPtr& e) {
+    if (auto it = indices_.find(e.get()); it != indices_.end()) return it->second;
+    IndexPtr r = e;
+    switch (e->kind) {
+      case Index::Kind::Const:
+      case Index::Kind::Sym: break;
+      case Index::Kind::Var: {
+        const auto v = static_cast<size_t>(e->value);
+        r = Index::var(e->value, v < extents_.size() ? extents_[v] : 0);
+        break;
+      }
+      case Index::Kind::Add: r = add(index(e->lhs), index(e->rhs)); break;
+      case Index::Kind::Mul: r = mul(index(e->lhs), index(e->rhs)); break;
+      case Index::Kind::Div: r = div(index(e->lhs), index(e->rhs)); break;
+      case Index::Kind::Mod: r = mod(index(e->lhs), index(e->rhs)); break;
+      case Index::Kind::Indirect: {
+        auto rebuilt = std::make_shared<Index>(*e);
+        rebuilt->load = expr(e->load);
+        r = rebuilt;
+        break;
+      }
+    }
+    return indices_[e.get()] = r;
+  }
+
+  ExprPtr expr(const ExprPtr& e) {
+    if (auto it = exprs_.find(e.get()); it != exprs_.end()) return it->second;
+    auto rebuilt = std::make_shared<Expr>(*e);
+    for (IndexPtr& i : rebuilt->index) i = index(i);
+    for (ExprPtr& a : rebuilt->args) a = expr(a);
+    return exprs_[e.get()] = rebuilt;
+  }
+
+  Kernel& k_;
+  std::vector<int64_t> extents_;
+  std::unordered_map<const Index*, IndexPtr> indices_;
+  std::unordered_map<const Expr*, ExprPtr> exprs_;
+};
+
 class Lowering {
  public:
   explicit Lowering(const Node& fused) : fused_(fused), body_(*fused.regions()[0]) {}
@@ -206,13 +400,14 @@ class Lowering {
       if (!reduction_ && isReduce(n->op)) reduction_ = n.get();
       if (!matmul_ && (n->op == OpId::Matmul || n->op == OpId::Linear)) matmul_ = n.get();
     }
-    if (matmul_) return gemmKernel();
-    if (reduction_) return reductionKernel();
-    return pointwiseKernel();
+    if (matmul_) gemmKernel();
+    else if (reduction_) reductionKernel();
+    else pointwiseKernel();
+    return IndexSimplifier(k_).run();
   }
 
  private:
-  Kernel pointwiseKernel() {
+  void pointwiseKernel() {
     k_.kind = "pointwise";
     const Shape& space = body_.returns[0]->type.shape;
     k_.outer = space;
@@ -223,10 +418,9 @@ class Lowering {
       Indices idx = i == 0 || s == space ? vars(space.size()) : unravel(linear, s);
       k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), false});
     }
-    return k_;
   }
 
-  Kernel reductionKernel() {
+  void reductionKernel() {
     k_.kind = "reduction";
     const Shape& full = reduction_->operands[0]->type.shape;
     reduced_ = reducedDims(*reduction_);
@@ -252,14 +446,13 @@ class Lowering {
     }
     // Row results are stored once per row, before the loop over the row's elements.
     std::stable_partition(k_.stores.begin(), k_.stores.end(), [](const Store& s) { return !s.insideReduction; });
-    return k_;
   }
 
   bool isReduced(size_t d) const {
     return std::find(reduced_.begin(), reduced_.end(), static_cast<int64_t>(d)) != reduced_.end();
   }
 
-  Kernel gemmKernel() {
+  void gemmKernel() {
     k_.kind = "matmul_epilogue";
     const Shape& out = matmul_->result()->type.shape;
     k_.outer = out;
@@ -301,7 +494,6 @@ class Lowering {
     k_.gemm = g;
     for (size_t i = 0; i < body_.returns.size(); ++i)
       k_.stores.push_back({static_cast<int>(i), o, eval(body_.returns[i], o), false});
-    return k_;
   }
 
   static std::vector<int64_t> reducedDims(const Node& n) {

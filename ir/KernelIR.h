@@ -38,12 +38,13 @@ struct Index {
   enum class Kind { Const, Var, Sym, Add, Mul, Div, Mod, Indirect };
   Kind kind = Kind::Const;
   int64_t value = 0;    // Const; Var: the variable number
+  int64_t extent = 0;   // Var: its loop's static size (0: not known), for simplification
   std::string symbol;   // Sym
   std::shared_ptr<const Index> lhs, rhs;
   std::shared_ptr<const Expr> load;  // Indirect
 
   static std::shared_ptr<const Index> constant(int64_t v);
-  static std::shared_ptr<const Index> var(int64_t v);
+  static std::shared_ptr<const Index> var(int64_t v, int64_t extent = 0);
   static std::shared_ptr<const Index> dim(const Dim& d);  // a size: constant or symbol
   static std::shared_ptr<const Index> indirect(std::shared_ptr<const Expr> load, const Dim& size);
 };
