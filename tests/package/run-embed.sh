@@ -6,13 +6,17 @@
 # own results against the reference and exits 1 on a mismatch; this also
 # checks that the recompile was logged with its reason.
 #
-#   run-embed.sh BUILD_DIR SOURCE_DIR WORK_DIR
+#   run-embed.sh BUILD_DIR SOURCE_DIR WORK_DIR [CXX_FLAGS [LINK_FLAGS]]
+#
+# CXX_FLAGS and LINK_FLAGS are the graphc build's own (a sanitizer build's
+# library needs its runtime in the program that loads it).
 set -euo pipefail
-build=$1 src=$2 work=$3
+build=$1 src=$2 work=$3 cxxflags=${4:-} linkflags=${5:-}
 rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
-cmake -S "$src/examples/embed" -B "$work/embed" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
+cmake -S "$src/examples/embed" -B "$work/embed" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_EXE_LINKER_FLAGS="$linkflags" > "$work/configure.log"
 cmake --build "$work/embed" > "$work/build.log"
 if grep -q -- "-I$src\|-I$build" "$work/embed/build.ninja"; then
   echo "the example's build reaches into the graphc tree" >&2
