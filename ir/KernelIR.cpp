@@ -63,9 +63,6 @@ IndexPtr binary(Index::Kind kind, IndexPtr a, IndexPtr b) {
   e->rhs = std::move(b);
   return e;
 }
-}  // namespace
-
-namespace {
 
 /// Structural equality (indices are small once simplified).
 bool same(const IndexPtr& a, const IndexPtr& b) {
@@ -125,20 +122,24 @@ std::optional<int64_t> maxOf(const IndexPtr& e) {
   }
 }
 
-/// a·c + b with 0 ≤ b < c: (A, c, b); what a ravelled pair of digits is.
+/// An index of the form a·c + b with a constant c > 0: what ravelling a
+/// pair of digits makes.
 struct Scaled {
   IndexPtr a;
   int64_t c = 0;
   IndexPtr b;
+  /// Whether 0 ≤ b < c, so that b is the low digit.
+  bool lowBelowC() const {
+    auto bMax = maxOf(b);
+    return bMax && *bMax < c;
+  }
 };
 
 std::optional<Scaled> scaledOf(const IndexPtr& e) {
-  if (e->kind != Index::Kind::Add || e->lhs->kind != Index::Kind::Mul || e->lhs->rhs->kind != Index::Kind::Const)
+  if (e->kind != Index::Kind::Add || e->lhs->kind != Index::Kind::Mul || e->lhs->rhs->kind != Index::Kind::Const ||
+      e->lhs->rhs->value <= 0)
     return std::nullopt;
-  const int64_t c = e->lhs->rhs->value;
-  auto bMax = maxOf(e->rhs);
-  if (c <= 0 || !bMax || *bMax >= c) return std::nullopt;
-  return Scaled{e->lhs->lhs, c, e->rhs};
+  return Scaled{e->lhs->lhs, e->lhs->rhs->value, e->rhs};
 }
 
 IndexPtr fromDigit(const Digit& d) {
@@ -194,11 +195,11 @@ IndexPtr div(IndexPtr a, IndexPtr b) {
       return div(a->lhs, Index::constant(a->rhs->value * c));
     if (a->kind == Index::Kind::Mod && a->rhs->kind == Index::Kind::Const && a->rhs->value % c == 0)
       return mod(div(a->lhs, b), Index::constant(a->rhs->value / c));
-    if (auto s = scaledOf(a); s && c % s->c == 0) return div(s->a, Index::constant(c / s->c));
     if (auto m = maxOf(a); m && *m < c) return Index::constant(0);
-    if (a->kind == Index::Kind::Add && a->lhs->kind == Index::Kind::Mul && a->lhs->rhs->kind == Index::Kind::Const &&
-        a->lhs->rhs->value % c == 0)
-      return add(mul(a->lhs->lhs, Index::constant(a->lhs->rhs->value / c)), div(a->rhs, b));
+    if (auto s = scaledOf(a)) {
+      if (c % s->c == 0 && s->lowBelowC()) return div(s->a, Index::constant(c / s->c));
+      if (s->c % c == 0) return add(mul(s->a, Index::constant(s->c / c)), div(s->b, b));
+    }
   }
   return binary(Index::Kind::Div, std::move(a), std::move(b));
 }
@@ -208,12 +209,12 @@ IndexPtr mod(IndexPtr a, IndexPtr b) {
   if (b->kind == Index::Kind::Const && b->value > 0) {
     const int64_t c = b->value;
     if (a->kind == Index::Kind::Mod && a->rhs->kind == Index::Kind::Const && a->rhs->value % c == 0) return mod(a->lhs, b);
-    if (auto s = scaledOf(a); s && c % s->c == 0)
-      return add(mul(mod(s->a, Index::constant(c / s->c)), Index::constant(s->c)), s->b);
     if (auto m = maxOf(a); m && *m < c) return a;  // already below c
-    if (a->kind == Index::Kind::Add && a->lhs->kind == Index::Kind::Mul && a->lhs->rhs->kind == Index::Kind::Const &&
-        a->lhs->rhs->value % c == 0)
-      return mod(a->rhs, b);
+    if (auto s = scaledOf(a)) {
+      if (c % s->c == 0 && s->lowBelowC())
+        return add(mul(mod(s->a, Index::constant(c / s->c)), Index::constant(s->c)), s->b);
+      if (s->c % c == 0) return mod(s->b, b);
+    }
   }
   return binary(Index::Kind::Mod, std::move(a), std::move(b));
 }
