@@ -139,10 +139,9 @@ TracedTensor emit1(ir::OpId op, const std::vector<TracedTensor>& operands, const
 }
 
 ir::Attribute dimsAttribute(const std::vector<Size>& shape) {
-  std::vector<ir::Attribute> items;
-  for (const Size& s : shape)
-    items.push_back(s.dim.isStatic() ? ir::Attribute::ofInt(s.dim.size) : ir::Attribute::ofSymbol(s.dim.symbol));
-  return ir::Attribute::ofList(std::move(items));
+  ir::Shape dims;
+  for (const Size& s : shape) dims.push_back(s.dim);
+  return passes::shapeAttribute(dims);
 }
 
 ir::AttrMap reduceAttrs(const std::vector<int64_t>& dims, bool keepdim) {

@@ -40,6 +40,15 @@ Value* Region::addParam(TensorType type, std::string name, SourceLoc loc) {
   return params_.back().get();
 }
 
+bool containsOp(const Region& r, OpId op) {
+  for (const auto& n : r.nodes()) {
+    if (n->op == op) return true;
+    for (const auto& inner : n->regions())
+      if (containsOp(*inner, op)) return true;
+  }
+  return false;
+}
+
 void Region::removeParam(size_t k) {
   params_.erase(params_.begin() + static_cast<std::ptrdiff_t>(k));
   for (size_t i = k; i < params_.size(); ++i) params_[i]->index_ = static_cast<int>(i);

@@ -148,6 +148,9 @@ TypeRuleResult inferTypes(const Node& n, const std::vector<TensorType>* declared
 /// `from`'s parameters standing for `args`; returns what `from` returns.
 std::vector<Value*> inlineRegion(const Region& from, Region& into, size_t pos, const std::vector<Value*>& args);
 
+/// Whether `r` or a region nested in it holds an `op` node.
+bool containsOp(const Region& r, OpId op);
+
 /// Deep copy of a module (values re-created, names and locations kept).
 std::unique_ptr<Module> clone(const Module& m);
 

@@ -189,13 +189,7 @@ class Canonicalizer {
     } catch (const ir::Error&) {
       return false;  // e.g. an index out of range: reported when the graph runs
     }
-    // A nested list cannot spell an empty tensor's sizes: that is a `full`
-    // of its type.
-    ir::AttrMap attrs;
-    attrs.set("value", value.numel() == 0 ? scalarAttribute(value.dtype(), 0) : tensorAttribute(value));
-    ir::Node* c = insertNode(region_, pos, value.numel() == 0 ? OpId::Full : OpId::Constant, {}, attrs,
-                             {n.result()->type}, n.loc);
-    region_.replaceAllUses(n.result(), c->result());
+    region_.replaceAllUses(n.result(), insertConstant(region_, pos, value, n.loc));
     return true;
   }
 

@@ -13,10 +13,23 @@ ir::Node* insertNode(ir::Region& r, size_t pos, ir::OpId op, std::vector<ir::Val
   return n;
 }
 
+ir::Attribute shapeAttribute(const ir::Shape& shape) {
+  std::vector<ir::Attribute> items;
+  for (const ir::Dim& d : shape) items.push_back(d.isStatic() ? ir::Attribute::ofInt(d.size) : ir::Attribute::ofSymbol(d.symbol));
+  return ir::Attribute::ofList(std::move(items));
+}
+
 ir::Attribute scalarAttribute(ir::DType dtype, double value) {
   if (ir::isFloat(dtype)) return ir::Attribute::ofFloat(value);
   if (dtype == ir::DType::Bool) return ir::Attribute::ofBool(value != 0);
   return ir::Attribute::ofInt(static_cast<int64_t>(value));
+}
+
+ir::Value* insertConstant(ir::Region& r, size_t pos, const runtime::Tensor& t, const ir::SourceLoc& loc) {
+  const bool empty = t.numel() == 0;
+  ir::AttrMap attrs;
+  attrs.set("value", empty ? scalarAttribute(t.dtype(), 0) : tensorAttribute(t));
+  return insertNode(r, pos, empty ? ir::OpId::Full : ir::OpId::Constant, {}, attrs, {t.type()}, loc)->result();
 }
 
 ir::Value* insertScalarConstant(ir::Region& r, size_t pos, ir::DType dtype, double value, const ir::SourceLoc& loc) {

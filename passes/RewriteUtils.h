@@ -29,8 +29,15 @@ class NodeBuilder {
   ir::SourceLoc loc_;
 };
 
+/// A shape as the `shape` attribute of reshape or expand: sizes and NAMEs.
+ir::Attribute shapeAttribute(const ir::Shape& shape);
+
 /// `value` as the attribute a scalar of `dtype` holds (float, int or bool).
 ir::Attribute scalarAttribute(ir::DType dtype, double value);
+
+/// A `constant` holding `t`, inserted before `pos`; for an empty tensor,
+/// whose sizes after a 0 a nested list cannot spell, a `full` of its type.
+ir::Value* insertConstant(ir::Region& r, size_t pos, const runtime::Tensor& t, const ir::SourceLoc& loc);
 
 /// A scalar `constant` of `dtype` holding `value`, inserted before `pos`.
 ir::Value* insertScalarConstant(ir::Region& r, size_t pos, ir::DType dtype, double value, const ir::SourceLoc& loc);

@@ -89,22 +89,19 @@ Tensor indexSelect(const ir::Node& n, const Tensor& x, const Tensor& index, int6
   return out;
 }
 
-/// torch.gather(x, axis, index): out[i] = x[i with dim axis replaced by index[i]].
+/// torch.gather(x, axis, index): out[i] = x[i with dim axis replaced by
+/// index[i]]: a strided walk over the index's shape with the axis's stride
+/// left out, plus the loaded index times it.
 Tensor gatherAlong(const ir::Node& n, const Tensor& x, const Tensor& index, int64_t axis) {
   Tensor out(x.dtype(), index.shape());
   const size_t elem = static_cast<size_t>(ir::dtypeSize(x.dtype()));
-  const std::vector<int64_t> strides = contiguousStrides(x.shape());
-  std::vector<int64_t> counter(static_cast<size_t>(index.rank()), 0);
-  for (int64_t i = 0; i < index.numel(); ++i) {
-    int64_t src = 0;
-    for (int64_t k = 0; k < index.rank(); ++k)
-      src += (k == axis ? checkedIndex(n, index.getInt(i), x.shape()[k]) : counter[k]) * strides[k];
+  std::vector<int64_t> strides = contiguousStrides(x.shape());
+  const int64_t axisStride = strides[static_cast<size_t>(axis)];
+  strides[static_cast<size_t>(axis)] = 0;
+  forEachStrided(index.shape(), strides, 0, [&](int64_t i, int64_t rest) {
+    const int64_t src = rest + checkedIndex(n, index.getInt(i), x.shape()[axis]) * axisStride;
     std::memcpy(out.data() + static_cast<size_t>(i) * elem, x.data() + static_cast<size_t>(src) * elem, elem);
-    for (int64_t k = index.rank(); k-- > 0;) {  // odometer
-      if (++counter[k] < index.shape()[k]) break;
-      counter[k] = 0;
-    }
-  }
+  });
   return out;
 }
 

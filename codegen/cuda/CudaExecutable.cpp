@@ -31,15 +31,6 @@ void checkSolver(cusolverStatus_t s, const char* what) {
 
 int64_t alignUp(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
-bool containsOp(const ir::Region& r, ir::OpId op) {
-  for (const auto& n : r.nodes()) {
-    if (n->op == op) return true;
-    for (const auto& inner : n->regions())
-      if (containsOp(*inner, op)) return true;
-  }
-  return false;
-}
-
 using runtime::RegionPlan;
 using runtime::SlotPlan;
 using runtime::StepPlan;
@@ -760,8 +751,8 @@ CudaModule emitLowered(const ir::Graph& g, const runtime::LoweredKernels& l) {
   std::vector<const ir::kernel::Kernel*> kernels;
   for (const auto& k : l.kernels) kernels.push_back(k.get());
   EmitOptions options;
-  options.conditions = containsOp(g.body, ir::OpId::Cond);
-  options.transpose = containsOp(g.body, ir::OpId::Eigh);
+  options.conditions = ir::containsOp(g.body, ir::OpId::Cond);
+  options.transpose = ir::containsOp(g.body, ir::OpId::Eigh);
   try {
     return emitModule(kernels, options);
   } catch (const ir::Error& e) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/Importer.h"
+#include "passes/RewriteUtils.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -25,9 +26,7 @@ void convertIf(NodeContext& c) {
   if (pred->type.rank() > 0) {
     if (pred->type.staticNumElements() != 1)
       c.fail(fmt::format("the condition must hold one element, it is {}", ir::toString(pred->type)));
-    ir::AttrMap scalar;
-    scalar.set("shape", ir::Attribute::ofList({}));
-    pred = c.op(ir::OpId::Reshape, {pred}, scalar);
+    pred = c.op(ir::OpId::Reshape, {pred}, oneAttr("shape", ir::Attribute::ofList({})));
   }
   const onnx::GraphProto& thenGraph = c.graphAttr("then_branch");
   const onnx::GraphProto& elseGraph = c.graphAttr("else_branch");
@@ -58,8 +57,7 @@ void convertIf(NodeContext& c) {
       value = importer.knownValue(outer);
     for (auto [region, scope] : {std::pair{&thenRegion, &thenScope}, std::pair{&elseRegion, &elseScope}}) {
       if (value) {
-        NodeContext inside(importer, c.node, *region, c.loc, {}, {}, c.opset);
-        ir::Value* copy = inside.constantOf(*value);
+        ir::Value* copy = passes::insertConstant(*region, region->nodes().size(), *value, c.loc);
         copy->name = outer->name;
         scope->values[name] = copy;
       } else {

@@ -37,10 +37,7 @@ ir::Value* legacyBroadcast(NodeContext& c, ir::Value* a, ir::Value* b) {
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), a->type.rank());
   const int64_t trailing = a->type.rank() - axis - b->type.rank();
   if (trailing < 0) c.fail(fmt::format("B {} does not fit A {} from axis {}", ir::toString(b->type), ir::toString(a->type), axis));
-  ir::AttrMap last;
-  last.set("dim", ir::Attribute::ofInt(-1));
-  for (int64_t k = 0; k < trailing; ++k) b = c.op(OpId::Unsqueeze, {b}, last);
-  return b;
+  return c.withTrailingOnes(b, trailing);
 }
 
 /// Add, Sub, Mul and the comparisons: graphc's ops reject bool operands of
@@ -67,13 +64,11 @@ void mean(NodeContext& c) {
   c.setOutput(0, n == 1 ? sum : c.op(OpId::Div, {sum, c.scalarLike(sum, n)}));
 }
 
-ir::AttrMap castTo(ir::DType t);
-
 /// Integer division truncating toward zero, through f64 (exact while the
 /// operands' magnitudes stay under 2^53; graphc has no integer division).
 ir::Value* truncatedQuotient(NodeContext& c, ir::Value* a, ir::Value* b) {
-  ir::Value* q = c.op(OpId::Div, {c.op(OpId::Cast, {a}, castTo(ir::DType::F64)), c.op(OpId::Cast, {b}, castTo(ir::DType::F64))});
-  return c.op(OpId::Cast, {q}, castTo(a->type.dtype));  // cast truncates toward zero
+  ir::Value* q = c.op(OpId::Div, {c.cast(a, ir::DType::F64), c.cast(b, ir::DType::F64)});
+  return c.cast(q, a->type.dtype);  // cast truncates toward zero
 }
 
 void div(NodeContext& c) {
@@ -105,13 +100,7 @@ void pow(NodeContext& c) {
   ir::Value* exponent = legacyBroadcast(c, base, c.required(1));
   needFloat(c, base);
   // ONNX lets the exponent have another numeric dtype; graphc's pow does not.
-  if (exponent->type.dtype != base->type.dtype)
-    exponent = c.op(OpId::Cast, {exponent}, [&] {
-      ir::AttrMap a;
-      a.set("dtype", ir::Attribute::ofDType(base->type.dtype));
-      return a;
-    }());
-  c.setOutput(0, c.op(OpId::Pow, {base, exponent}));
+  c.setOutput(0, c.op(OpId::Pow, {base, c.cast(exponent, base->type.dtype)}));
 }
 
 void tan(NodeContext& c) {
@@ -157,12 +146,6 @@ void xorOp(NodeContext& c) {
 
 void where(NodeContext& c) { c.setOutput(0, c.op(OpId::Where, {c.required(0), c.required(1), c.required(2)})); }
 
-ir::AttrMap castTo(ir::DType t) {
-  ir::AttrMap a;
-  a.set("dtype", ir::Attribute::ofDType(t));
-  return a;
-}
-
 void cast(NodeContext& c) {
   const int64_t to = c.intAttr("to", 0);
   std::optional<ir::DType> t = dtypeOf(static_cast<int32_t>(to));
@@ -172,10 +155,12 @@ void cast(NodeContext& c) {
     c.setShapeOutput(0, c.shapeInput(0, "the input"));
     return;
   }
-  c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, castTo(*t)));
+  c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, oneAttr("dtype", ir::Attribute::ofDType(*t))));
 }
 
-void castLike(NodeContext& c) { c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, castTo(c.required(1)->type.dtype))); }
+void castLike(NodeContext& c) {
+  c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, oneAttr("dtype", ir::Attribute::ofDType(c.required(1)->type.dtype))));
+}
 
 /// Clip: bounds are attributes before opset 11, optional inputs after; a
 /// bound known at import time becomes clamp's attribute, one computed at
@@ -243,9 +228,7 @@ void prelu(NodeContext& c) {
   // broadcast NumPy's way.
   if (c.opset < 7 && slope->type.rank() == 1 && x->type.rank() >= 2 && !slope->type.shape[0].isStatic(1) &&
       slope->type.shape[0] == x->type.shape[1]) {
-    ir::AttrMap last;
-    last.set("dim", ir::Attribute::ofInt(-1));
-    for (int64_t d = 2; d < x->type.rank(); ++d) slope = c.op(OpId::Unsqueeze, {slope}, last);
+    slope = c.withTrailingOnes(slope, x->type.rank() - 2);
   }
   ir::Value* scaled = c.op(OpId::Mul, {x, slope});
   c.setOutput(0, c.op(OpId::Where, {c.op(OpId::Lt, {x, c.scalarLike(x, 0)}), scaled, x}));
@@ -349,9 +332,7 @@ void gelu(NodeContext& c) {
   const std::string approximate = c.stringAttr("approximate", "none");
   if (approximate != "none" && approximate != "tanh")
     c.fail(fmt::format("attribute 'approximate' must be \"none\" or \"tanh\", got \"{}\"", approximate));
-  ir::AttrMap a;
-  a.set("approximate", ir::Attribute::ofString(approximate));
-  c.setOutput(0, c.op(OpId::Gelu, {x}, a));
+  c.setOutput(0, c.op(OpId::Gelu, {x}, oneAttr("approximate", ir::Attribute::ofString(approximate))));
 }
 
 const OpMapping kOps[] = {

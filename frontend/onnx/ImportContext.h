@@ -95,6 +95,10 @@ class NodeContext {
 
   /// Appends `op`; a type-rule failure is an error naming the node.
   ir::Value* op(ir::OpId op, std::vector<ir::Value*> operands, ir::AttrMap attrs = {});
+  /// v as dtype t (v itself when it is one already).
+  ir::Value* cast(ir::Value* v, ir::DType t);
+  /// v with `count` size-1 dims appended, to broadcast against more dims.
+  ir::Value* withTrailingOnes(ir::Value* v, int64_t count);
   /// A `constant` holding `value`.
   ir::Value* constantOf(const runtime::Tensor& value);
   ir::Value* scalar(ir::DType dtype, double value);
@@ -134,8 +138,10 @@ std::span<const OpMapping> controlOps();
 /// Null when graphc has no converter for the op type (default domain).
 const OpMapping* findOp(std::string_view opType);
 
-/// An int list as an attribute.
-ir::Attribute intsAttribute(const std::vector<int64_t>& v);
+/// Attributes of one entry: oneAttr("dim", Attribute::ofInt(1)).
+ir::AttrMap oneAttr(std::string_view name, ir::Attribute value);
+/// A reduction's {dims, keepdim}.
+ir::AttrMap reduceAttrs(const std::vector<int64_t>& dims, bool keepdim);
 /// `axis` of a rank-`rank` tensor in [0, rank); fails when out of range.
 int64_t normalizeAxis(const NodeContext& c, int64_t axis, int64_t rank);
 /// a * b and a + b of sizes from the model; fail rather than overflow.
@@ -144,7 +150,5 @@ int64_t checkedAdd(const NodeContext& c, int64_t a, int64_t b);
 
 /// Fails as unsupported ("Div on i32") unless v is of a floating-point dtype.
 void needFloat(const NodeContext& c, const ir::Value* v);
-/// The static sizes of v's shape; fails naming `what` for a symbolic dim.
-std::vector<int64_t> staticSizes(const NodeContext& c, const ir::Value* v, std::string_view what);
 
 }  // namespace graphc::frontend::onnximport

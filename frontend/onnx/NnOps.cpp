@@ -6,18 +6,13 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
+#include "passes/RewriteUtils.h"
 
 namespace graphc::frontend::onnximport {
 
 namespace {
 
 using ir::OpId;
-
-ir::AttrMap attrs1(const char* name, ir::Attribute value) {
-  ir::AttrMap a;
-  a.set(name, std::move(value));
-  return a;
-}
 
 ir::Value* transposed(NodeContext& c, ir::Value* m) {
   ir::AttrMap a;
@@ -59,18 +54,11 @@ void gemm(NodeContext& c) {
   c.setOutput(0, y);
 }
 
-ir::AttrMap reduceAttrs(const std::vector<int64_t>& dims) {
-  ir::AttrMap a;
-  a.set("dims", intsAttribute(dims));
-  a.set("keepdim", ir::Attribute::ofBool(true));
-  return a;
-}
-
 /// Mean and (biased) variance over `dims`, kept as size-1 dims.
 std::pair<ir::Value*, ir::Value*> moments(NodeContext& c, ir::Value* x, const std::vector<int64_t>& dims) {
-  ir::Value* mean = c.op(OpId::Mean, {x}, reduceAttrs(dims));
+  ir::Value* mean = c.op(OpId::Mean, {x}, reduceAttrs(dims, true));
   ir::Value* centered = c.op(OpId::Sub, {x, mean});
-  ir::Value* var = c.op(OpId::Mean, {c.op(OpId::Mul, {centered, centered})}, reduceAttrs(dims));
+  ir::Value* var = c.op(OpId::Mean, {c.op(OpId::Mul, {centered, centered})}, reduceAttrs(dims, true));
   return {mean, var};
 }
 
@@ -78,11 +66,7 @@ std::pair<ir::Value*, ir::Value*> moments(NodeContext& c, ir::Value* x, const st
 /// and B of LayerNormalization be broadcastable rather than equal).
 ir::Value* fitTo(NodeContext& c, ir::Value* p, const ir::Shape& normalized) {
   if (p->type.shape == normalized) return p;
-  return c.op(OpId::Expand, {p}, attrs1("shape", [&] {
-    std::vector<ir::Attribute> items;
-    for (const ir::Dim& d : normalized) items.push_back(d.isStatic() ? ir::Attribute::ofInt(d.size) : ir::Attribute::ofSymbol(d.symbol));
-    return ir::Attribute::ofList(items);
-  }()));
+  return c.op(OpId::Expand, {p}, oneAttr("shape", passes::shapeAttribute(normalized)));
 }
 
 void layerNormalization(NodeContext& c) {
@@ -94,7 +78,7 @@ void layerNormalization(NodeContext& c) {
   const ir::Shape normalized(x->type.shape.begin() + axis, x->type.shape.end());
   std::vector<ir::Value*> operands{x, fitTo(c, c.required(1), normalized)};
   if (c.present(2)) operands.push_back(fitTo(c, c.input(2), normalized));
-  c.setOutput(0, c.op(OpId::LayerNorm, operands, attrs1("eps", ir::Attribute::ofFloat(eps))));
+  c.setOutput(0, c.op(OpId::LayerNorm, operands, oneAttr("eps", ir::Attribute::ofFloat(eps))));
   if (c.outputWanted(1) || c.outputWanted(2)) {
     std::vector<int64_t> dims;
     for (int64_t d = axis; d < rank; ++d) dims.push_back(d);
@@ -108,9 +92,7 @@ void layerNormalization(NodeContext& c) {
 /// [N, C, D1, ...].
 ir::Value* perChannel(NodeContext& c, ir::Value* p, int64_t rank) {
   if (p->type.rank() != 1) c.fail(fmt::format("per-channel parameters must be 1-D, got {}", ir::toString(p->type)));
-  ir::Value* y = p;
-  for (int64_t d = 2; d < rank; ++d) y = c.op(OpId::Unsqueeze, {y}, attrs1("dim", ir::Attribute::ofInt(-1)));
-  return y;
+  return c.withTrailingOnes(p, rank - 2);
 }
 
 void batchNormalization(NodeContext& c) {
@@ -167,7 +149,7 @@ void globalPool(NodeContext& c) {
   if (x->type.rank() < 3) c.fail(fmt::format("the input must be [N, C, D1, ...], got {}", ir::toString(x->type)));
   std::vector<int64_t> spatial;
   for (int64_t d = 2; d < x->type.rank(); ++d) spatial.push_back(d);
-  c.setOutput(0, c.op(op, {x}, reduceAttrs(spatial)));
+  c.setOutput(0, c.op(op, {x}, reduceAttrs(spatial, true)));
 }
 
 /// Inference-mode Dropout is the identity; its mask is all true.
@@ -181,9 +163,7 @@ void dropout(NodeContext& c) {
   if (c.intAttr("is_test", 1) == 0) c.unsupported("training_mode", "training-mode dropout (is_test = 0) is not supported");
   c.setOutput(0, x);
   if (c.outputWanted(1)) {
-    std::vector<ir::Attribute> shape;
-    for (const ir::Dim& d : x->type.shape) shape.push_back(d.isStatic() ? ir::Attribute::ofInt(d.size) : ir::Attribute::ofSymbol(d.symbol));
-    c.setOutput(1, c.op(OpId::Expand, {c.scalar(ir::DType::Bool, 1)}, attrs1("shape", ir::Attribute::ofList(shape))));
+    c.setOutput(1, c.op(OpId::Expand, {c.scalar(ir::DType::Bool, 1)}, oneAttr("shape", passes::shapeAttribute(x->type.shape))));
   }
 }
 

@@ -145,19 +145,17 @@ ir::Value* NodeContext::op(ir::OpId op, std::vector<ir::Value*> operands, ir::At
   return added->addResult(types.types[0], {}, loc);
 }
 
+ir::Value* NodeContext::cast(ir::Value* v, ir::DType t) {
+  return v->type.dtype == t ? v : op(ir::OpId::Cast, {v}, oneAttr("dtype", ir::Attribute::ofDType(t)));
+}
+
+ir::Value* NodeContext::withTrailingOnes(ir::Value* v, int64_t count) {
+  for (int64_t k = 0; k < count; ++k) v = op(ir::OpId::Unsqueeze, {v}, oneAttr("dim", ir::Attribute::ofInt(-1)));
+  return v;
+}
+
 ir::Value* NodeContext::constantOf(const runtime::Tensor& value) {
-  if (value.numel() == 0) {
-    // A nested-list literal cannot spell an empty tensor's other sizes.
-    std::vector<ir::Attribute> shape;
-    for (int64_t s : value.shape()) shape.push_back(ir::Attribute::ofInt(s));
-    ir::AttrMap a;
-    a.set("shape", ir::Attribute::ofList(shape));
-    return op(ir::OpId::Expand, {scalar(value.dtype(), 0)}, a);
-  }
-  ir::AttrMap attrs;
-  attrs.set("value", passes::tensorAttribute(value));
-  ir::Node* n = region.append(std::make_unique<ir::Node>(ir::OpId::Constant, std::vector<ir::Value*>{}, attrs, loc));
-  return n->addResult(value.type(), {}, loc);
+  return passes::insertConstant(region, region.nodes().size(), value, loc);
 }
 
 ir::Value* NodeContext::scalar(ir::DType dtype, double value) {
@@ -174,7 +172,18 @@ void NodeContext::setOutput(size_t k, ir::Value* v) {
 
 // ---- shared helpers -----------------------------------------------------------
 
-ir::Attribute intsAttribute(const std::vector<int64_t>& v) { return ir::Attribute::ofInts(v); }
+ir::AttrMap oneAttr(std::string_view name, ir::Attribute value) {
+  ir::AttrMap a;
+  a.set(std::string(name), std::move(value));
+  return a;
+}
+
+ir::AttrMap reduceAttrs(const std::vector<int64_t>& dims, bool keepdim) {
+  ir::AttrMap a;
+  a.set("dims", ir::Attribute::ofInts(dims));
+  a.set("keepdim", ir::Attribute::ofBool(keepdim));
+  return a;
+}
 
 int64_t normalizeAxis(const NodeContext& c, int64_t axis, int64_t rank) {
   const int64_t a = axis < 0 ? axis + rank : axis;
@@ -198,15 +207,6 @@ void needFloat(const NodeContext& c, const ir::Value* v) {
   if (!ir::isFloat(v->type.dtype))
     c.unsupported(fmt::format("on {}", ir::dtypeName(v->type.dtype)),
                   fmt::format("graphc computes it on floating-point tensors only, got {}", ir::toString(v->type)));
-}
-
-std::vector<int64_t> staticSizes(const NodeContext& c, const ir::Value* v, std::string_view what) {
-  std::vector<int64_t> sizes;
-  for (const ir::Dim& d : v->type.shape) {
-    if (!d.isStatic()) c.unsupported("with symbolic sizes", fmt::format("{} needs static sizes, it is {}", what, ir::toString(v->type)));
-    sizes.push_back(d.size);
-  }
-  return sizes;
 }
 
 // ---- the registry -------------------------------------------------------------

@@ -148,10 +148,8 @@ void Importer::checkOutputType(const onnx::ValueInfoProto& info, const ir::Value
 
 ir::Value* Importer::materialize(Scope& scope, const std::string& name, const onnx::TensorProto& proto) {
   runtime::Tensor t = tensorFromProto(proto, fmt::format("initializer '{}'", printable(name)));
-  ir::AttrMap attrs;
-  attrs.set("value", passes::tensorAttribute(t));
-  ir::Node* n = scope.region->append(std::make_unique<ir::Node>(ir::OpId::Constant, std::vector<ir::Value*>{}, attrs, lineLoc(1)));
-  ir::Value* v = n->addResult(t.type(), identifier(name), lineLoc(1));
+  ir::Value* v = passes::insertConstant(*scope.region, scope.region->nodes().size(), t, lineLoc(1));
+  v->name = identifier(name);
   scope.values[name] = v;
   known_[v] = std::move(t);
   return v;
@@ -232,9 +230,7 @@ ir::Value* Importer::specialise(ir::Value* v) {
   if (t.type() != v->type)
     throw ir::Error(fmt::format("the value given for input '{}' is {}, the model declares {}", printable(name->second),
                                 ir::toString(t.type()), ir::toString(v->type)));
-  ir::AttrMap attrs;
-  attrs.set("value", passes::tensorAttribute(t));
-  ir::Value* c = passes::insertNode(graph_->body, 0, ir::OpId::Constant, {}, attrs, {t.type()}, v->loc)->result();
+  ir::Value* c = passes::insertConstant(graph_->body, 0, t, v->loc);
   c->name = v->name;
   graph_->body.replaceAllUses(v, c);
   for (Scope* s = current_; s; s = s->parent)

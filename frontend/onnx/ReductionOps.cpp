@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
+#include "passes/RewriteUtils.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -28,13 +29,6 @@ std::optional<std::vector<int64_t>> reducedAxes(NodeContext& c, ir::Value* x) {
   }
   for (int64_t& a : axes) a = normalizeAxis(c, a, x->type.rank());
   return axes;
-}
-
-ir::AttrMap reduceAttrs(const std::vector<int64_t>& axes, bool keepdim) {
-  ir::AttrMap a;
-  a.set("dims", intsAttribute(axes));
-  a.set("keepdim", ir::Attribute::ofBool(keepdim));
-  return a;
 }
 
 /// What each Reduce* computes around graphc's reduction.
@@ -71,12 +65,7 @@ void reduce(NodeContext& c) {
     }
   }
   // graphc sums integers into i64 (as torch.sum); ONNX keeps the dtype.
-  if (y->type.dtype != x->type.dtype) {
-    ir::AttrMap cast;
-    cast.set("dtype", ir::Attribute::ofDType(x->type.dtype));
-    y = c.op(OpId::Cast, {y}, cast);
-  }
-  c.setOutput(0, y);
+  c.setOutput(0, c.cast(y, x->type.dtype));
 }
 
 /// Softmax and LogSoftmax. From opset 13 they normalise along `axis`
@@ -87,17 +76,14 @@ void softmax(NodeContext& c) {
   ir::Value* x = c.required(0);
   needFloat(c, x);
   const int64_t rank = x->type.rank();
-  ir::AttrMap last;
-  last.set("dim", ir::Attribute::ofInt(-1));
+  const ir::AttrMap last = oneAttr("dim", ir::Attribute::ofInt(-1));
   if (rank == 0) {
     c.setOutput(0, c.op(op, {x}, last));
     return;
   }
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", c.opset >= 13 ? -1 : 1), rank);
   if (c.opset >= 13 || axis == rank - 1) {
-    ir::AttrMap a;
-    a.set("dim", ir::Attribute::ofInt(axis));
-    c.setOutput(0, c.op(op, {x}, a));
+    c.setOutput(0, c.op(op, {x}, oneAttr("dim", ir::Attribute::ofInt(axis))));
     return;
   }
   // [d0 .. d(axis-1), d(axis) .. d(n-1)] → [-1, d(axis) * ... * d(n-1)].
@@ -105,16 +91,10 @@ void softmax(NodeContext& c) {
   for (int64_t d = axis; d < rank; ++d) {
     if (!x->type.shape[d].isStatic())
       c.unsupported("with symbolic sizes", fmt::format("opset {} normalises the flattened dims from axis {}, which must be static", c.opset, axis));
-    inner *= x->type.shape[d].size;
+    inner = checkedMul(c, inner, x->type.shape[d].size);
   }
-  ir::AttrMap flat, back;
-  flat.set("shape", intsAttribute({-1, inner}));
-  std::vector<ir::Attribute> original;
-  for (const ir::Dim& d : x->type.shape)
-    original.push_back(d.isStatic() ? ir::Attribute::ofInt(d.size) : ir::Attribute::ofSymbol(d.symbol));
-  back.set("shape", ir::Attribute::ofList(original));
-  ir::Value* y = c.op(op, {c.op(OpId::Reshape, {x}, flat)}, last);
-  c.setOutput(0, c.op(OpId::Reshape, {y}, back));
+  ir::Value* y = c.op(op, {c.op(OpId::Reshape, {x}, oneAttr("shape", ir::Attribute::ofInts({-1, inner})))}, last);
+  c.setOutput(0, c.op(OpId::Reshape, {y}, oneAttr("shape", passes::shapeAttribute(x->type.shape))));
 }
 
 const OpMapping kOps[] = {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
+#include "passes/RewriteUtils.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -16,26 +17,14 @@ namespace {
 
 using ir::OpId;
 
-ir::Attribute dimsAttribute(const ir::Shape& shape) {
-  std::vector<ir::Attribute> items;
-  for (const ir::Dim& d : shape) items.push_back(d.isStatic() ? ir::Attribute::ofInt(d.size) : ir::Attribute::ofSymbol(d.symbol));
-  return ir::Attribute::ofList(std::move(items));
-}
-
-ir::AttrMap attrs1(const char* name, ir::Attribute value) {
-  ir::AttrMap a;
-  a.set(name, std::move(value));
-  return a;
-}
-
 ir::Value* reshape(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
   if (x->type.shape == shape) return x;
-  return c.op(OpId::Reshape, {x}, attrs1("shape", dimsAttribute(shape)));
+  return c.op(OpId::Reshape, {x}, oneAttr("shape", passes::shapeAttribute(shape)));
 }
 
 ir::Value* expand(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
   if (x->type.shape == shape) return x;
-  return c.op(OpId::Expand, {x}, attrs1("shape", dimsAttribute(shape)));
+  return c.op(OpId::Expand, {x}, oneAttr("shape", passes::shapeAttribute(shape)));
 }
 
 ir::Value* slice(NodeContext& c, ir::Value* x, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
@@ -49,7 +38,7 @@ ir::Value* slice(NodeContext& c, ir::Value* x, int64_t dim, int64_t start, int64
 
 ir::Value* concat(NodeContext& c, const std::vector<ir::Value*>& parts, int64_t dim) {
   if (parts.size() == 1) return parts[0];
-  return c.op(OpId::Concat, parts, attrs1("dim", ir::Attribute::ofInt(dim)));
+  return c.op(OpId::Concat, parts, oneAttr("dim", ir::Attribute::ofInt(dim)));
 }
 
 /// A static size of x's dim d; fails (unsupported) for a symbolic one.
@@ -181,7 +170,7 @@ void reshapeOp(NodeContext& c) {
       shape.push_back(target.dims[k]);
     }
   }
-  c.setOutput(0, c.op(OpId::Reshape, {x}, attrs1("shape", dimsAttribute(shape))));
+  c.setOutput(0, c.op(OpId::Reshape, {x}, oneAttr("shape", passes::shapeAttribute(shape))));
 }
 
 void flatten(NodeContext& c) {
@@ -202,7 +191,7 @@ void flatten(NodeContext& c) {
   std::optional<int64_t> outer = product(0, axis), inner = product(axis, rank);
   if (!outer && !inner)
     c.unsupported("with symbolic sizes", fmt::format("flattening {} at axis {} needs one side static", ir::toString(x->type), axis));
-  c.setOutput(0, c.op(OpId::Reshape, {x}, attrs1("shape", intsAttribute({outer.value_or(-1), inner.value_or(-1)}))));
+  c.setOutput(0, c.op(OpId::Reshape, {x}, oneAttr("shape", ir::Attribute::ofInts({outer.value_or(-1), inner.value_or(-1)}))));
 }
 
 void transpose(NodeContext& c) {
@@ -211,7 +200,7 @@ void transpose(NodeContext& c) {
   if (auto p = c.intsAttr("perm")) perm = *p;
   else
     for (int64_t d = x->type.rank(); d-- > 0;) perm.push_back(d);
-  c.setOutput(0, x->type.rank() == 0 ? x : c.op(OpId::Permute, {x}, attrs1("dims", intsAttribute(perm))));
+  c.setOutput(0, x->type.rank() == 0 ? x : c.op(OpId::Permute, {x}, oneAttr("dims", ir::Attribute::ofInts(perm))));
 }
 
 /// Squeeze/Unsqueeze axes: an attribute before opset 13, an input after.
@@ -245,7 +234,7 @@ void squeeze(NodeContext& c) {
   }
   std::sort(axes->rbegin(), axes->rend());
   ir::Value* y = x;
-  for (int64_t a : *axes) y = c.op(OpId::Squeeze, {y}, attrs1("dim", ir::Attribute::ofInt(a)));
+  for (int64_t a : *axes) y = c.op(OpId::Squeeze, {y}, oneAttr("dim", ir::Attribute::ofInt(a)));
   c.setOutput(0, y);
 }
 
@@ -265,7 +254,7 @@ void unsqueeze(NodeContext& c) {
   std::sort(axes->begin(), axes->end());
   if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) c.fail("'axes' names a dim twice");
   ir::Value* y = x;
-  for (int64_t a : *axes) y = c.op(OpId::Unsqueeze, {y}, attrs1("dim", ir::Attribute::ofInt(a)));
+  for (int64_t a : *axes) y = c.op(OpId::Unsqueeze, {y}, oneAttr("dim", ir::Attribute::ofInt(a)));
   c.setOutput(0, y);
 }
 
@@ -303,7 +292,7 @@ void concatOp(NodeContext& c) {
   std::vector<ir::Value*> parts;
   for (size_t k = 0; k < c.numInputs(); ++k) parts.push_back(c.required(k));
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), parts[0]->type.rank());
-  c.setOutput(0, c.op(OpId::Concat, parts, attrs1("dim", ir::Attribute::ofInt(axis))));
+  c.setOutput(0, c.op(OpId::Concat, parts, oneAttr("dim", ir::Attribute::ofInt(axis))));
 }
 
 void split(NodeContext& c) {
@@ -399,7 +388,7 @@ void tile(NodeContext& c) {
     const int64_t size = staticDim(c, x, d, "Tile");
     ir::Shape shape = y->type.shape;
     shape.insert(shape.begin() + d, ir::Dim::of(repeats[d]));
-    ir::Value* wide = expand(c, c.op(OpId::Unsqueeze, {y}, attrs1("dim", ir::Attribute::ofInt(d))), shape);
+    ir::Value* wide = expand(c, c.op(OpId::Unsqueeze, {y}, oneAttr("dim", ir::Attribute::ofInt(d))), shape);
     shape.erase(shape.begin() + d);
     shape[d] = ir::Dim::of(checkedMul(c, size, repeats[d]));
     y = reshape(c, wide, shape);
@@ -504,7 +493,7 @@ void gatherOp(NodeContext& c) {
   }
   ir::Value* x = c.required(0);
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), x->type.rank());
-  c.setOutput(0, c.op(op, {x, c.required(1)}, attrs1("dim", ir::Attribute::ofInt(axis))));
+  c.setOutput(0, c.op(op, {x, c.required(1)}, oneAttr("dim", ir::Attribute::ofInt(axis))));
 }
 
 /// DepthToSpace (modes DCR and CRD) and SpaceToDepth: a reshape, a
@@ -542,7 +531,7 @@ void depthSpace(NodeContext& c) {
   }
   split.insert(split.begin(), n);
   result.insert(result.begin(), n);
-  ir::Value* y = c.op(OpId::Permute, {reshape(c, x, split)}, attrs1("dims", intsAttribute(perm)));
+  ir::Value* y = c.op(OpId::Permute, {reshape(c, x, split)}, oneAttr("dims", ir::Attribute::ofInts(perm)));
   c.setOutput(0, reshape(c, y, result));
 }
 
@@ -559,19 +548,17 @@ void oneHot(NodeContext& c) {
   if (values->type.rank() != 1 || !values->type.shape[0].isStatic(2)) c.fail("'values' must be [off, on]");
   const int64_t rank = indices->type.rank() + 1;
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", -1), rank);
-  ir::AttrMap toI64;
-  toI64.set("dtype", ir::Attribute::ofDType(ir::DType::I64));
-  ir::Value* index = indices->type.dtype == ir::DType::I64 ? indices : c.op(OpId::Cast, {indices}, toI64);
+  ir::Value* index = c.cast(indices, ir::DType::I64);
   ir::Value* negative = c.op(OpId::Lt, {index, c.scalar(ir::DType::I64, 0)});
   index = c.op(OpId::Where, {negative, c.op(OpId::Add, {index, c.scalar(ir::DType::I64, static_cast<double>(depth))}), index});
-  index = c.op(OpId::Unsqueeze, {index}, attrs1("dim", ir::Attribute::ofInt(axis)));
+  index = c.op(OpId::Unsqueeze, {index}, oneAttr("dim", ir::Attribute::ofInt(axis)));
   std::vector<int64_t> iotaShape(static_cast<size_t>(rank - axis), 1);
   iotaShape[0] = depth;
   runtime::Tensor iota(ir::DType::I64, iotaShape);
   for (int64_t i = 0; i < depth; ++i) iota.setInt(i, i);
   ir::Value* hot = c.op(OpId::Eq, {index, c.constantOf(iota)});
   auto element = [&](int64_t k) {
-    return c.op(OpId::Reshape, {slice(c, values, 0, k, k + 1)}, attrs1("shape", ir::Attribute::ofList({})));
+    return c.op(OpId::Reshape, {slice(c, values, 0, k, k + 1)}, oneAttr("shape", ir::Attribute::ofList({})));
   };
   c.setOutput(0, c.op(OpId::Where, {hot, element(1), element(0)}));
 }

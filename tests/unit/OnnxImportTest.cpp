@@ -128,6 +128,20 @@ TEST(OnnxImport, InitializersBecomeConstantsAndGemmALinearThatFusesWithItsRelu) 
   for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(y.getDouble(i), want[static_cast<size_t>(i)]) << i;
 }
 
+TEST(OnnxImport, AnEmptyInitializerIsAFullOfItsType) {
+  // A nested-list constant cannot spell [0, 3]: it becomes full() : f32[0, 3].
+  onnx::GraphProto g;
+  g.set_name("empty");
+  *g.add_input() = valueInfo("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  *g.add_initializer() = floats("nothing", {0, 3}, {});
+  intAttr(addNode(g, "Concat", {"x", "nothing"}, {"y"}), "axis", 0);
+  *g.add_output() = valueInfo("y", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  Imported m = import(model(g));
+  ASSERT_TRUE(m.result.module) << m.errors;
+  EXPECT_NE(ir::print(*m.result.module).find("%nothing = full() {value = 0.0} : f32[0, 3]"), std::string::npos)
+      << ir::print(*m.result.module);
+}
+
 TEST(OnnxImport, UnnamedDynamicDimsBecomeFreshSymbols) {
   onnx::GraphProto g;
   g.set_name("g");

@@ -115,12 +115,7 @@ inline std::vector<runtime::Tensor> randomInputs(const ir::Graph& g, uint64_t se
 }
 
 inline bool hasGemm(const ir::Region& r) {
-  for (const auto& n : r.nodes()) {
-    if (n->op == ir::OpId::Matmul || n->op == ir::OpId::Linear) return true;
-    for (const auto& region : n->regions())
-      if (hasGemm(*region)) return true;
-  }
-  return false;
+  return ir::containsOp(r, ir::OpId::Matmul) || ir::containsOp(r, ir::OpId::Linear);
 }
 
 }  // namespace graphc::testing

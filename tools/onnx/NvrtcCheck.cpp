@@ -23,15 +23,6 @@ struct Lowered {
   bool conditions = false, transpose = false;
 };
 
-bool holds(const ir::Region& r, ir::OpId op) {
-  for (const auto& n : r.nodes()) {
-    if (n->op == op) return true;
-    for (const auto& inner : n->regions())
-      if (holds(*inner, op)) return true;
-  }
-  return false;
-}
-
 /// The test's kernels, renamed apart from other tests' (t<index>_k0_...).
 Lowered lowerTest(const Graph& g, size_t index) {
   Lowered out;
@@ -39,8 +30,8 @@ Lowered lowerTest(const Graph& g, size_t index) {
     out.kernels.push_back(ir::kernel::lower(*f));
     out.kernels.back().name = fmt::format("t{}_{}", index, out.kernels.back().name);
   }
-  out.conditions = holds(g.entry().body, ir::OpId::Cond);
-  out.transpose = holds(g.entry().body, ir::OpId::Eigh);
+  out.conditions = ir::containsOp(g.entry().body, ir::OpId::Cond);
+  out.transpose = ir::containsOp(g.entry().body, ir::OpId::Eigh);
   return out;
 }
 
