@@ -1,7 +1,9 @@
 #include "frontend/Compiled.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <optional>
 #include <string_view>
 
@@ -61,10 +63,18 @@ struct CompiledFunction::State {
     Executable executable;
   };
 
+  /// A compile in progress: callers whose inputs pass its guards wait for
+  /// it rather than compile the same thing again.
+  struct Pending {
+    Guards guards;
+    std::shared_future<Executable> executable;
+  };
+
   BranchFn fn;
   CompileOptions options;
-  mutable std::mutex mutex;
+  mutable std::mutex mutex;  // guards the members below; never held while tracing, compiling or running
   std::vector<Entry> entries;  // most recent first
+  std::vector<std::shared_ptr<Pending>> pending;
   CompileStats stats;
   LogSink recompileLog;  // null: not logged
   LogSink warningLog = toStderr;
@@ -130,6 +140,13 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
       lock.unlock();  // Executables run concurrently; the cache stays locked only while it is looked at
       return exe.run(inputs);
     }
+  for (const auto& p : s.pending)
+    if (firstFailure(p->guards, inputs).empty()) {
+      ++s.stats.cacheHits;
+      std::shared_future<Executable> compiling = p->executable;
+      lock.unlock();
+      return compiling.get().run(inputs);  // the compile's error, if it failed
+    }
 
   const std::string reason = s.entries.empty() ? "" : firstFailure(s.entries.front().guards, inputs);
   if (s.stats.compiles >= s.options.recompileLimit) {
@@ -142,9 +159,8 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
     auto [specs, guards] = s.specialise(inputs, /*dynamic=*/false);
     CompileOptions reference = s.options;
     reference.device = Device::Reference;
-    Graph g = detail::traceList(s.fn, specs, s.options.name);
     lock.unlock();
-    return compile(g, reference).run(inputs);
+    return compile(detail::traceList(s.fn, specs, s.options.name), reference).run(inputs);
   }
 
   if (!reason.empty()) {
@@ -152,11 +168,31 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
     if (s.recompileLog) s.recompileLog(fmt::format("recompiling {}: {}", s.options.name, reason));
   }
   auto [specs, guards] = s.specialise(inputs, /*dynamic=*/true);
-  Executable exe = compile(detail::traceList(s.fn, specs, s.options.name), s.options);
-  ++s.stats.compiles;
-  s.entries.insert(s.entries.begin(), State::Entry{std::move(guards), exe});
+  std::promise<Executable> promise;
+  auto pending = std::make_shared<State::Pending>(State::Pending{guards, promise.get_future().share()});
+  s.pending.push_back(pending);
+  ++s.stats.compiles;  // counted when it starts, so concurrent callers see the limit
   lock.unlock();
-  return exe.run(inputs);
+  // Traced and compiled without the lock: other calls, cache hits and
+  // other compiles go on meanwhile.
+  std::optional<Executable> exe;
+  std::exception_ptr error;
+  try {
+    exe = compile(detail::traceList(s.fn, specs, s.options.name), s.options);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  s.pending.erase(std::find(s.pending.begin(), s.pending.end(), pending));
+  if (exe) s.entries.insert(s.entries.begin(), State::Entry{std::move(guards), *exe});
+  else --s.stats.compiles;
+  lock.unlock();
+  if (error) {
+    promise.set_exception(error);
+    std::rethrow_exception(error);
+  }
+  promise.set_value(*exe);
+  return exe->run(inputs);
 }
 
 }  // namespace graphc

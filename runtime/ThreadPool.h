@@ -4,55 +4,76 @@
 // computes every element on the same chunk boundaries from run to run (no
 // order-dependent parallel reductions: each element or row is produced by
 // exactly one thread).
+//
+// Thread safety: any number of threads may call parallelFor at once (two
+// Executables run from two threads, or one Executable from many). Each
+// call is a job of its own in a queue; the workers take chunks from the
+// oldest job, and a caller runs chunks of its own job until none is left,
+// then waits for the chunks workers took. So a caller never waits on
+// another caller's work, and a job's state lives until its last chunk is
+// done.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace graphc::runtime {
 
 class ThreadPool {
  public:
-  /// `threads` >= 1 workers in all, the calling thread counted as one.
+  /// `threads` >= 1 workers in all, the calling thread counted as one. When
+  /// the system refuses a thread, the pool keeps those it could start and
+  /// warns once on stderr.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   /// The process-wide pool: GRAPHC_NUM_THREADS threads if set (a positive
-  /// integer), else one per hardware thread.
+  /// integer, at most kMaxThreads), else one per hardware thread.
   static ThreadPool& global();
+  static constexpr int kMaxThreads = 1024;
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
-  /// Chunk body: [begin, end) and the chunk's number (< size(); a worker's
-  /// scratch index).
+  /// Chunk body: [begin, end) and the chunk's number (< size(); a scratch
+  /// index unique among the chunks of one call).
   using Body = std::function<void(int64_t begin, int64_t end, int chunk)>;
 
   /// Runs body over [0, n) in at most size() chunks of at least `grain`
-  /// elements (the last may be shorter); the caller runs chunk 0. Runs
-  /// inline when there is one chunk or when called from inside a chunk.
-  /// The first exception a chunk throws is rethrown here.
+  /// elements (the last may be shorter). Runs inline when there is one
+  /// chunk or when called from inside a chunk. The first exception a chunk
+  /// throws is rethrown here (chunks not yet started are then skipped).
   void parallelFor(int64_t n, int64_t grain, const Body& body);
 
  private:
-  void workerLoop(int index);
+  struct Job {
+    const Body* body = nullptr;
+    int64_t n = 0, chunkSize = 0;
+    int chunks = 0;
+    int claimed = 0, finished = 0;  // guarded by the pool's mutex
+    std::exception_ptr error;
+  };
+
+  void workerLoop();
+  /// Runs chunk `c` of `job` (outside the lock) and records its end.
+  void runChunk(Job& job, int c, std::unique_lock<std::mutex>& lock);
+  /// Claims the next chunk of `job`, taking the job off the queue with its
+  /// last one; -1 when every chunk is claimed. Called under the lock.
+  int claim(Job& job);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  const Body* body_ = nullptr;
-  int64_t n_ = 0, chunkSize_ = 0;
-  int chunks_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
+  std::deque<Job*> queue_;  // jobs with unclaimed chunks, oldest first
   bool stopping_ = false;
-  std::exception_ptr error_;
 };
 
 }  // namespace graphc::runtime
