@@ -51,7 +51,7 @@ add_library(graphc::graphc ALIAS graphc_shared)
 set(graphc_public_headers
   frontend/Api.h frontend/Tracer.h frontend/Compiled.h
   ir/Attribute.h ir/Diagnostics.h ir/DType.h ir/Graph.h ir/MemoryPlan.h ir/Ops.h ir/ops.def ir/Type.h
-  runtime/Tensor.h)
+  runtime/Executable.h runtime/Tensor.h)
 foreach(header IN LISTS graphc_public_headers)
   get_filename_component(folder ${header} DIRECTORY)
   install(FILES ${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/graphc/${folder})

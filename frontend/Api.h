@@ -27,6 +27,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Graph.h"
+#include "runtime/Executable.h"
 #include "runtime/Tensor.h"
 
 namespace graphc {
@@ -36,6 +37,10 @@ using ir::DType;
 /// caller's memory without a copy (`Tensor::wrap(dtype, shape, ptr)`).
 using runtime::Tensor;
 using Error = ir::Error;
+/// How a run runs: RunOptions::cancel, an atomic flag another thread may
+/// set to stop it (the run then throws Cancelled).
+using runtime::RunOptions;
+using runtime::Cancelled;
 
 /// The package version ("0.1.0"); libgraphc.so's, for a program that
 /// links it.
@@ -109,12 +114,14 @@ std::ostream& operator<<(std::ostream& os, const Graph& g);
 class Executable {
  public:
   /// Checks the inputs against the graph's parameters (throws Error naming
-  /// the one that does not fit), runs, returns fresh outputs.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  /// the one that does not fit), runs, returns fresh outputs. Any number of
+  /// threads may run one Executable at once.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options = {}) const;
   /// Binds the caller's tensors once; replay() re-runs on what they hold
-  /// (a CUDA graph on cuda). Same contract as runtime::Executable.
+  /// (a CUDA graph on cuda). Same contract as runtime::Executable; one
+  /// capture at a time (replays from several threads take turns).
   void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) const;
-  void replay() const;
+  void replay(const RunOptions& options = {}) const;
 
   Device device() const;
   /// The graph after the pass pipeline (the input itself on reference).

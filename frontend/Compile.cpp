@@ -4,6 +4,7 @@
 // backend. The CLI's `run` and `compile` go through the same passes.
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -96,7 +97,9 @@ class InterpreterExecutable final : public runtime::Executable {
  public:
   explicit InterpreterExecutable(const ir::Graph& g) : graph_(g) {}
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override { return runtime::interpret(graph_, inputs); }
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const runtime::RunOptions& options) override {
+    return runtime::interpret(graph_, inputs, nullptr, options);
+  }
 
   void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) override {
     std::vector<Tensor> expected = runtime::interpret(graph_, inputs);
@@ -106,14 +109,16 @@ class InterpreterExecutable final : public runtime::Executable {
       if (outputs[k].type() != expected[k].type())
         throw Error(fmt::format("capture: output {} is {}, the result is {}", k, ir::toString(outputs[k].type()),
                                 ir::toString(expected[k].type())));
+    std::lock_guard lock(captureMutex_);
     inputs_ = inputs;
     outputs_ = outputs;
     captured_ = true;
   }
 
-  void replay() override {
+  void replay(const runtime::RunOptions& options) override {
+    std::lock_guard lock(captureMutex_);
     if (!captured_) throw Error("replay: nothing is captured");
-    std::vector<Tensor> results = runtime::interpret(graph_, inputs_);
+    std::vector<Tensor> results = runtime::interpret(graph_, inputs_, nullptr, options);
     for (size_t k = 0; k < results.size(); ++k) std::memcpy(outputs_[k].data(), results[k].data(), results[k].nbytes());
   }
 
@@ -121,6 +126,7 @@ class InterpreterExecutable final : public runtime::Executable {
 
  private:
   const ir::Graph& graph_;
+  std::mutex captureMutex_;
   std::vector<Tensor> inputs_, outputs_;
   bool captured_ = false;
 };
@@ -133,11 +139,13 @@ struct Executable::State {
   std::unique_ptr<runtime::Executable> backend;  // refers to optimized's IR
 };
 
-std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) const { return state_->backend->run(inputs); }
+std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, const RunOptions& options) const {
+  return state_->backend->run(inputs, options);
+}
 void Executable::capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) const {
   state_->backend->capture(inputs, outputs);
 }
-void Executable::replay() const { state_->backend->replay(); }
+void Executable::replay(const RunOptions& options) const { state_->backend->replay(options); }
 Device Executable::device() const { return state_->device; }
 const Graph& Executable::optimized() const { return state_->optimized; }
 std::string Executable::describe() const { return state_->backend->describe(); }

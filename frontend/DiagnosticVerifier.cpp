@@ -1,7 +1,8 @@
 #include "frontend/DiagnosticVerifier.h"
 
-#include <regex>
-#include <sstream>
+#include <charconv>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -17,22 +18,56 @@ struct Expectation {
   bool met = false;
 };
 
-std::vector<Expectation> readExpectations(const ir::SourceBuffer& buffer) {
-  static const std::regex re(R"(expected-(error|note|warning)(@([+-][0-9]+|above|below))?\s*\{\{(.*?)\}\})");
-  std::vector<Expectation> out;
-  std::istringstream lines(buffer.text);
-  std::string line;
-  for (int number = buffer.firstLine; std::getline(lines, line); ++number) {
-    for (std::sregex_iterator it(line.begin(), line.end(), re), end; it != end; ++it) {
-      const std::smatch& m = *it;
-      ir::Severity s = m[1] == "error" ? ir::Severity::Error : m[1] == "note" ? ir::Severity::Note : ir::Severity::Warning;
-      int target = number;
-      std::string at = m[3];
-      if (at == "above") target = number - 1;
-      else if (at == "below") target = number + 1;
-      else if (!at.empty()) target = number + std::stoi(at);
-      out.push_back({s, target, number, m[4], false});
+/// Reads `expected-KIND[@WHERE] {{TEXT}}` at `at` (just past "expected-");
+/// WHERE is +N, -N, above or below. Scanned by hand: std::regex recurses
+/// per character and overflows the stack on a 100 KB line.
+std::optional<Expectation> readOne(std::string_view line, size_t& at, int number) {
+  auto take = [&](std::string_view word) {
+    if (line.substr(at, word.size()) != word) return false;
+    at += word.size();
+    return true;
+  };
+  Expectation e{ir::Severity::Error, number, number, {}, false};
+  if (take("error")) e.severity = ir::Severity::Error;
+  else if (take("note")) e.severity = ir::Severity::Note;
+  else if (take("warning")) e.severity = ir::Severity::Warning;
+  else return std::nullopt;
+  if (take("@")) {
+    if (take("above")) {
+      e.line = number - 1;
+    } else if (take("below")) {
+      e.line = number + 1;
+    } else {
+      const bool minus = line.substr(at, 1) == "-";
+      if (!take("+") && !take("-")) return std::nullopt;
+      int offset = 0;
+      auto [end, ec] = std::from_chars(line.data() + at, line.data() + line.size(), offset);
+      if (ec != std::errc() || end == line.data() + at) return std::nullopt;
+      at = static_cast<size_t>(end - line.data());
+      e.line = minus ? number - offset : number + offset;
     }
+  }
+  while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) ++at;
+  if (!take("{{")) return std::nullopt;
+  const size_t close = line.find("}}", at);
+  if (close == std::string_view::npos) return std::nullopt;
+  e.text = std::string(line.substr(at, close - at));
+  at = close + 2;
+  return e;
+}
+
+std::vector<Expectation> readExpectations(const ir::SourceBuffer& buffer) {
+  std::vector<Expectation> out;
+  std::string_view text = buffer.text;
+  int number = buffer.firstLine;
+  for (size_t start = 0; start <= text.size(); ++number) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, end - start);
+    for (size_t at = line.find("expected-"); at != std::string_view::npos; at = line.find("expected-", at)) {
+      at += 9;
+      if (std::optional<Expectation> e = readOne(line, at, number)) out.push_back(std::move(*e));
+    }
+    start = end + 1;
   }
   return out;
 }

@@ -13,14 +13,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "frontend/Lexer.h"
+#include "ir/SizeMath.h"
 #include "ir/Verifier.h"
+#include "runtime/FileIO.h"
 
 namespace graphc::frontend {
 
@@ -129,8 +130,9 @@ class Parser {
           Token n = take();
           int64_t size = integer(n);
           if (size < 0) fail(loc(n), fmt::format("size {} is negative", size));
-          if (__builtin_mul_overflow(elements, size, &elements))
-            fail(loc(n), "tensor type has too many elements");
+          std::optional<int64_t> product = ir::mulSizes(elements, size);
+          if (!product) fail(loc(n), "tensor type has too many elements");
+          elements = *product;
           t.shape.push_back(Dim::of(size));
         } else if (tok_.kind == Tok::Ident) {
           t.shape.push_back(Dim::sym(take().text));
@@ -445,16 +447,14 @@ std::unique_ptr<Module> parseString(std::string text, DiagnosticEngine& diags, s
 }
 
 std::shared_ptr<const SourceBuffer> readSourceFile(const std::string& path, DiagnosticEngine& diags) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error({}, fmt::format("cannot open '{}'", path));
-    return nullptr;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
   auto buffer = std::make_shared<SourceBuffer>();
   buffer->name = path;
-  buffer->text = text.str();
+  try {
+    buffer->text = runtime::readFile(path);
+  } catch (const Error& e) {
+    diags.error({}, e.what());
+    return nullptr;
+  }
   return buffer;
 }
 

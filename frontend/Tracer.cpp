@@ -5,13 +5,12 @@
 #include "frontend/Tracer.h"
 
 #include <atomic>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "ir/Verifier.h"
+#include "runtime/FileIO.h"
 #include "passes/RewriteUtils.h"
 
 namespace graphc {
@@ -65,11 +64,9 @@ ir::SourceLoc locate(const std::source_location& loc) {
   if (it == s.files.end()) {
     auto buffer = std::make_shared<ir::SourceBuffer>();
     buffer->name = file;
-    std::ifstream in(file, std::ios::binary);
-    if (in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      buffer->text = text.str();
+    try {  // the caller's source file, for the caret line; without it the location still stands
+      buffer->text = runtime::readFile(file);
+    } catch (const ir::Error&) {
     }
     it = s.files.emplace(file, std::move(buffer)).first;
   }

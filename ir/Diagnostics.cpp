@@ -1,5 +1,6 @@
 #include "ir/Diagnostics.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -35,19 +36,47 @@ std::string_view severityName(Severity s) {
   return "";
 }
 
+/// What a diagnostic quotes of a long line: a window around the column,
+/// as clang does, so a megabyte-long line costs a line of output.
+constexpr int kLineWindow = 120;
+/// Messages quote names from the input; past this they are cut.
+constexpr size_t kMessageLimit = 1000;
+
 void formatOne(std::string& out, const Diagnostic& d) {
+  std::string_view message = d.message;
+  std::string cut;
+  if (message.size() > kMessageLimit) {
+    cut = fmt::format("{}... ({} more characters)", message.substr(0, kMessageLimit), message.size() - kMessageLimit);
+    message = cut;
+  }
   if (!d.loc.known()) {
-    out += fmt::format("<unknown>: {}: {}\n", severityName(d.severity), d.message);
+    out += fmt::format("<unknown>: {}: {}\n", severityName(d.severity), message);
     return;
   }
-  out += fmt::format("{}:{}:{}: {}: {}\n", d.loc.buffer->name, d.loc.line, d.loc.col, severityName(d.severity),
-                     d.message);
+  out += fmt::format("{}:{}:{}: {}: {}\n", d.loc.buffer->name, d.loc.line, d.loc.col, severityName(d.severity), message);
   std::string_view line = d.loc.buffer->lineText(d.loc.line);
+  int col = d.loc.col;
+  std::string_view before, after;
+  if (static_cast<int>(line.size()) > kLineWindow) {
+    // The window starts half a window before the column (or at the line's
+    // start) and is marked with "..." where it cuts the line.
+    const int start = std::clamp(col - 1 - kLineWindow / 2, 0, static_cast<int>(line.size()) - kLineWindow);
+    if (start > 0) before = "...";
+    if (start + kLineWindow < static_cast<int>(line.size())) after = "...";
+    line = line.substr(static_cast<size_t>(start), kLineWindow);
+    col = col - start + static_cast<int>(before.size());
+  }
   out += "  ";
+  out += before;
   out += line;
+  out += after;
   out += "\n  ";
   // Keep tabs so that the caret lines up under tab-indented source.
-  for (int i = 1; i < d.loc.col && i <= static_cast<int>(line.size()); ++i) out += line[i - 1] == '\t' ? '\t' : ' ';
+  for (int i = 1; i < col; ++i) {
+    const int at = i - 1 - static_cast<int>(before.size());  // negative inside the "..."
+    if (at >= static_cast<int>(line.size())) break;
+    out += at >= 0 && line[static_cast<size_t>(at)] == '\t' ? '\t' : ' ';
+  }
   out += "^\n";
 }
 }  // namespace
@@ -59,7 +88,14 @@ std::string format(const Diagnostic& d) {
   return out;
 }
 
-DiagnosticEngine::~DiagnosticEngine() { flush(); }
+DiagnosticEngine::~DiagnosticEngine() {
+  // A destructor must not throw (it may run while an exception unwinds):
+  // a diagnostic that cannot be delivered now is dropped.
+  try {
+    flush();
+  } catch (...) {
+  }
+}
 
 Diagnostic& DiagnosticEngine::start(Severity s, SourceLoc loc, std::string message) {
   flush();

@@ -9,6 +9,7 @@
 #include "ir/KernelIR.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -219,6 +220,12 @@ IndexPtr mod(IndexPtr a, IndexPtr b) {
   return binary(Index::Kind::Mod, std::move(a), std::move(b));
 }
 
+std::string constantText(const Expr& e) {
+  if (isFloat(e.dtype)) return toString(Attribute::ofFloat(e.value));
+  if (e.dtype == DType::Bool) return e.intValue ? "true" : "false";
+  return std::to_string(e.intValue);
+}
+
 namespace {
 /// An expression on one line, without temporaries (an indirect index's
 /// value; also what tells two indirect indices apart).
@@ -229,7 +236,7 @@ std::string inlineText(const Expr& e) {
       for (size_t k = 0; k < e.index.size(); ++k) s += (k ? ", " : "") + toString(e.index[k]);
       return s + "]";
     }
-    case Expr::Kind::Const: return toString(Attribute::ofFloat(e.value));
+    case Expr::Kind::Const: return constantText(e);
     case Expr::Kind::Acc: return "acc";
     case Expr::Kind::Reduce:
     case Expr::Kind::Select:
@@ -285,6 +292,26 @@ bool readsVar(const IndexPtr& e, const std::function<bool(int64_t)>& pred) {
 namespace {
 
 using Indices = std::vector<IndexPtr>;
+
+/// The value a constant of integer or bool dtype `t` holds, as the
+/// reference interpreter stores it: an integer wraps to the dtype's width,
+/// a float truncates toward zero and saturates (NaN becomes 0).
+int64_t integerConstant(DType t, const Attribute& a) {
+  if (t == DType::Bool) return a.asDouble() != 0;
+  const int bits = dtypeSize(t) * 8;
+  if (a.kind != Attribute::Kind::Float) {
+    const int64_t v = a.kind == Attribute::Kind::Bool ? a.b : a.i;
+    if (bits == 64) return v;
+    const auto shift = static_cast<unsigned>(64 - bits);  // sign-extend the low bits
+    return static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
+  }
+  const int64_t max = bits == 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1, min = -max - 1;
+  const double bound = std::ldexp(1.0, bits - 1);  // exact in a double: 2^(bits-1)
+  if (std::isnan(a.f)) return 0;
+  if (a.f >= bound) return max;
+  if (a.f <= -bound) return min;
+  return static_cast<int64_t>(a.f);
+}
 
 IndexPtr ravel(const Indices& idx, const Shape& shape) {
   IndexPtr linear = Index::constant(0);
@@ -525,7 +552,8 @@ class Lowering {
       const Attribute* value = n.attrs.find("value");
       while (value->kind == Attribute::Kind::List) value = &value->list[0];  // scalars only reach here
       e->kind = Expr::Kind::Const;
-      e->value = value->asDouble();
+      if (isFloat(e->dtype)) e->value = value->asDouble();
+      else e->intValue = integerConstant(e->dtype, *value);
       return e;
     }
     if (&n == matmul_) {
@@ -754,7 +782,7 @@ class Printer {
   std::string text(const ExprPtr& e, bool inReduce) {
     switch (e->kind) {
       case Expr::Kind::Load: return fmt::format("{}[{}]", k_.inputs[e->buffer].name, list(e->index));
-      case Expr::Kind::Const: return toString(Attribute::ofFloat(e->value));
+      case Expr::Kind::Const: return constantText(*e);
       case Expr::Kind::Acc: return "acc";
       case Expr::Kind::Reduce:
         return fmt::format("{} over {}: {}", opInfo(e->op).name, loops(k_.reduceSizes, k_.outer.size()),
@@ -854,6 +882,21 @@ std::vector<std::string> symbolsOf(const Kernel& k) {
     collectSymbols(s.value, symbols, seen);
   }
   return {symbols.begin(), symbols.end()};
+}
+
+std::optional<OpId> storedExtremum(const Kernel& k) {
+  std::vector<const Expr*> stack;
+  std::unordered_set<const Expr*> seen;
+  for (const Store& s : k.stores)
+    if (!s.insideReduction) stack.push_back(s.value.get());
+  while (!stack.empty()) {
+    const Expr* e = stack.back();
+    stack.pop_back();
+    if (!seen.insert(e).second) continue;
+    if (e->kind == Expr::Kind::Reduce && (e->op == OpId::Amax || e->op == OpId::Amin)) return e->op;
+    for (const ExprPtr& a : e->args) stack.push_back(a.get());
+  }
+  return std::nullopt;
 }
 
 Kernel lower(const Node& fused) {

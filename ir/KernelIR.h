@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,8 @@ struct Expr {
   DType dtype = DType::F32;
   int buffer = -1;               // Load: index into Kernel::inputs
   std::vector<IndexPtr> index;   // Load
-  double value = 0;              // Const
+  double value = 0;              // Const of a float dtype
+  int64_t intValue = 0;          // Const of an integer or bool dtype: exact, in the dtype's range
   OpId op = OpId::Add;           // Op, Reduce (sum, amax, amin)
   AttrMap attrs;                 // Op: e.g. cast's dtype, clamp's bounds
   std::vector<std::shared_ptr<const Expr>> args;
@@ -116,12 +118,21 @@ struct Kernel {
   std::vector<Store> stores;
 };
 
+/// A Const's text: an integer (or true/false) for integer and bool dtypes,
+/// else a float that reads back as one ("2.0").
+std::string constantText(const Expr& e);
+
 /// The fused ops of a region, those inside cond branches included, in
 /// program order.
 std::vector<const Node*> fusedOps(const Region& r);
 
 /// The symbolic sizes a kernel reads (its buffers, loops and indices), sorted.
 std::vector<std::string> symbolsOf(const Kernel& k);
+
+/// The amax or amin whose row result a store writes (directly or through
+/// pointwise ops), if any: over an empty row it has no value to write,
+/// which the executables report as the reference interpreter does.
+std::optional<OpId> storedExtremum(const Kernel& k);
 
 /// Lowers one fused op; throws ir::Error for a body the lowering cannot
 /// express (which the fuse pass does not produce).

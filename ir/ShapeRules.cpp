@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/SizeMath.h"
+
 namespace graphc::ir::rules {
 
 namespace {
@@ -48,7 +50,9 @@ struct SizeProduct {
 
   void multiply(const Dim& d) {
     if (d.isStatic()) {
-      if (__builtin_mul_overflow(constant, d.size, &constant)) overflow = true;
+      std::optional<int64_t> product = mulSizes(constant, d.size);
+      if (product) constant = *product;
+      else overflow = true;
     } else {
       symbols.insert(std::upper_bound(symbols.begin(), symbols.end(), d.symbol), d.symbol);
     }
@@ -449,7 +453,8 @@ TypeRuleResult concat(const OpInfo& op, const TypeRuleInput& in) {
       if (k != *axis && t.shape[k] != first.shape[k])
         return fail(fmt::format("'concat' operands differ in dim {}: {} vs {}", k, toString(first), toString(t)));
     if (!t.shape[*axis].isStatic()) symbolic = true;
-    else if (__builtin_add_overflow(total, t.shape[*axis].size, &total)) return fail("'concat' size overflows");
+    else if (std::optional<int64_t> sum = addSizes(total, t.shape[*axis].size)) total = *sum;
+    else return fail("'concat' size overflows");
   }
   if (symbolic && in.operands.size() > 1)
     return fail("'concat' along a symbolic size is not supported (the result size would be a sum of symbols)");

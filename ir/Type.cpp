@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/SizeMath.h"
+
 namespace graphc::ir {
 
 bool TensorType::isStatic() const {
@@ -11,15 +13,14 @@ bool TensorType::isStatic() const {
 }
 
 std::optional<int64_t> TensorType::staticNumElements() const {
-  int64_t n = 1;
-  bool overflow = false;
+  std::vector<int64_t> sizes;
   for (const Dim& d : shape) {
     if (!d.isStatic()) return std::nullopt;
-    overflow |= __builtin_mul_overflow(n, d.size, &n);
+    sizes.push_back(d.size);
   }
   // The verifier rejects such a type; until it has run (while a front end
   // builds a graph), the count saturates rather than wraps.
-  return overflow ? INT64_MAX : n;
+  return productOf(sizes).value_or(INT64_MAX);
 }
 
 std::string toString(const Dim& d) { return d.isStatic() ? std::to_string(d.size) : d.symbol; }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/SizeMath.h"
 
 namespace graphc::ir {
 
@@ -34,16 +35,20 @@ class GraphVerifier {
   }
 
   void checkType(const SourceLoc& loc, const TensorType& t) {
-    int64_t n = 1;
+    // The static part of the byte count must fit int64 (the symbolic part
+    // is checked when the sizes are bound), so every buffer's size can be
+    // computed without wrapping.
+    std::optional<int64_t> bytes = dtypeSize(t.dtype);
     for (const Dim& d : t.shape) {
       if (d.isStatic()) {
         if (d.size < 0) error(loc, fmt::format("type {} has a negative size", toString(t)));
-        else if (__builtin_mul_overflow(n, d.size, &n)) error(loc, fmt::format("type {} has too many elements", toString(t)));
+        else if (bytes) bytes = mulSizes(*bytes, d.size);
       } else if (!boundSymbols_.count(d.symbol)) {
         error(loc, fmt::format("symbolic size '{}' in {} is not bound by any parameter of @{}", d.symbol,
                                toString(t), graph_.name));
       }
     }
+    if (!bytes) error(loc, fmt::format("type {} is too large: its byte count overflows int64", toString(t)));
   }
 
   void region(const Region& r) {

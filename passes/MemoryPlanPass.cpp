@@ -10,10 +10,10 @@
 //    grows.
 //
 // Sizes may be symbolic; "big enough" then must hold for every value of the
-// symbols. Every buffer starts aligned for any dtype: a static size is
-// rounded up to 64 bytes (a cache line), a symbolic coefficient up to 8
-// bytes (so f32[B] takes 8*B: offsets stay multiples of 8 whatever B is). The plan goes into Graph::memoryPlan (shown by `graphc compile
-// --emit=graph`); the IR itself does not change.
+// symbols. Every buffer starts aligned for any dtype: each size is rounded
+// up to 64 bytes (a cache line) when the sizes are bound
+// (ir::ArenaOffset). The plan goes into Graph::memoryPlan (shown by
+// `graphc compile --emit=graph`); the IR itself does not change.
 #include <unordered_map>
 
 #include "ir/Printer.h"
@@ -22,24 +22,6 @@
 namespace graphc::passes {
 
 namespace {
-
-ir::Bytes bytesOf(const ir::TensorType& t) {
-  int64_t constant = ir::dtypeSize(t.dtype);
-  std::vector<std::string> symbols;
-  for (const ir::Dim& d : t.shape) {
-    if (d.isStatic()) constant *= d.size;
-    else symbols.push_back(d.symbol);
-  }
-  std::sort(symbols.begin(), symbols.end());
-  std::string key;
-  for (const std::string& s : symbols) key += (key.empty() ? "" : "*") + s;
-  // Round so that every offset, a sum of sizes, is aligned (see the top).
-  const int64_t align = symbols.empty() ? 64 : 8;
-  constant = (constant + align - 1) / align * align;
-  ir::Bytes b;
-  if (constant) b.terms[key] = constant;
-  return b;
-}
 
 /// Elementwise: output element i reads input element i only.
 bool isElementwiseKernel(const ir::Node& n) {
@@ -50,7 +32,8 @@ bool isElementwiseKernel(const ir::Node& n) {
 }
 
 struct Slot {
-  ir::Bytes offset, capacity;
+  ir::ArenaOffset offset;
+  ir::Bytes capacity;
 };
 
 }  // namespace
@@ -67,7 +50,7 @@ PassResult MemoryPlanPass::run(ir::Graph& g, ir::DiagnosticEngine&) {
   ir::MemoryPlan plan;
   std::unordered_map<const ir::Value*, Slot> placed;
   std::vector<Slot> freeSlots;
-  ir::Bytes arenaEnd;
+  ir::ArenaOffset arenaEnd;
   for (size_t i = 0; i < body.nodes().size(); ++i) {
     const ir::Node& n = *body.nodes()[i];
     const int step = static_cast<int>(i);
@@ -76,7 +59,7 @@ PassResult MemoryPlanPass::run(ir::Graph& g, ir::DiagnosticEngine&) {
       for (const auto& result : n.results()) {
         const ir::Value* v = result.get();
         if (returned.count(v)) continue;
-        ir::BufferAssignment a{names.at(v), {}, bytesOf(v->type), step, lastUse.count(v) ? lastUse.at(v) : step, {}};
+        ir::BufferAssignment a{names.at(v), {}, ir::Bytes::of(v->type), step, lastUse.count(v) ? lastUse.at(v) : step, {}};
         std::optional<Slot> slot;
         if (isElementwiseKernel(n))
           for (const ir::Value* in : n.operands)

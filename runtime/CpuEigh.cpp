@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ir/Diagnostics.h"
+#include "runtime/ReferenceOps.h"
 
 namespace graphc::runtime::cpu {
 
@@ -118,7 +119,7 @@ void jacobiBatch(const Tensor& input, char uplo, Tensor& values, Tensor& vectors
       for (int64_t l = 0; l < lanes; ++l) {
         if (!(converged & (1u << l)))
           throw ir::Error(fmt::format("eigh: the Jacobi solver did not converge for matrix {} of the batch "
-                                      "(after {} sweeps; NaN or Inf in the input?)", first + l, kMaxSweeps));
+                                      "(after {} sweeps)", first + l, kMaxSweeps));
         auto diag = [&](int64_t i) { return a[static_cast<size_t>((i * n + i) * W + l)]; };
         std::iota(order.begin(), order.end(), 0);
         std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return diag(x) < diag(y); });
@@ -189,6 +190,7 @@ void eighLapack(const Tensor& a, char uplo, Tensor& values, Tensor& vectors, Thr
 }
 
 void eigh(const Tensor& a, char uplo, Tensor& values, Tensor& vectors, ThreadPool& pool) {
+  if (std::optional<int64_t> bad = reference::firstNonFiniteMatrix(a, uplo)) throw reference::nonFiniteEighInput(*bad);
   if (a.shape().back() <= kJacobiMaxN) eighJacobi(a, uplo, values, vectors, pool);
   else eighLapack(a, uplo, values, vectors, pool);
 }

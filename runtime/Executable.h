@@ -11,14 +11,44 @@
 //   replay()               re-runs the bound steps on whatever the bound
 //                          tensors hold now, with no per-call shape work (as
 //                          torch.accelerator.Graph / CUDA graph replay).
+//
+// Thread safety: run() may be called from many threads at once, on one
+// Executable or several (each call binds its own buffers); capture() and
+// replay() of one Executable are serialised with each other.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
+#include "ir/Diagnostics.h"
 #include "runtime/Tensor.h"
 
 namespace graphc::runtime {
+
+/// How one run() or replay() runs.
+struct RunOptions {
+  /// When another thread sets it, the run stops: it is checked before each
+  /// step and between pieces of a kernel's iteration space (at most
+  /// kCancelCheckWork elements of work apart; a GEMM between output tiles;
+  /// one row of a reduction is not split), and the run throws Cancelled.
+  /// The outputs are then unspecified.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// How much work a kernel does between two looks at RunOptions::cancel.
+constexpr int64_t kCancelCheckWork = int64_t{1} << 22;
+
+/// Thrown by a run whose RunOptions::cancel was set.
+class Cancelled : public ir::Error {
+ public:
+  Cancelled() : ir::Error("the run was cancelled") {}
+};
+
+/// Throws Cancelled if `options` asks the run to stop.
+inline void checkCancelled(const RunOptions& options) {
+  if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw Cancelled();
+}
 
 class Executable {
  public:
@@ -26,13 +56,13 @@ class Executable {
 
   /// Throws ir::Error for inputs that do not fit the graph (naming the
   /// input) or a step that fails (a library call, a non-converging eigh).
-  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options = {}) = 0;
 
   /// Binds inputs and outputs (outputs must have the result types for the
   /// inputs' sizes and must not overlap the inputs); throws ir::Error if not.
   virtual void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) = 0;
   /// Runs what capture() bound; throws ir::Error if nothing is captured.
-  virtual void replay() = 0;
+  virtual void replay(const RunOptions& options = {}) = 0;
 
   /// The step list as text, one step per line (for dumps and tests).
   virtual std::string describe() const = 0;

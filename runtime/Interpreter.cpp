@@ -42,13 +42,14 @@ void bindOne(const ir::Value& param, const Tensor& t, ir::SymbolBindings& bindin
 
 class Interpreter {
  public:
-  Interpreter(ir::SymbolBindings bindings, const NodeObserver& observer)
-      : bindings_(std::move(bindings)), observer_(observer) {}
+  Interpreter(ir::SymbolBindings bindings, const NodeObserver& observer, const RunOptions& options)
+      : bindings_(std::move(bindings)), observer_(observer), options_(options) {}
 
   std::vector<Tensor> region(const ir::Region& r, const std::vector<Tensor>& args) {
     std::unordered_map<const ir::Value*, Tensor> env;
     for (size_t k = 0; k < args.size(); ++k) env[r.param(k)] = args[k];
     for (const auto& n : r.nodes()) {
+      checkCancelled(options_);
       std::vector<Tensor> operands;
       for (const ir::Value* v : n->operands) operands.push_back(env.at(v));
       std::vector<Tensor> results = node(*n, operands);
@@ -68,12 +69,22 @@ class Interpreter {
     }
     if (n.op == OpId::Fused) return region(*n.regions()[0], operands);
     std::vector<std::vector<int64_t>> shapes;
-    for (const auto& v : n.results()) shapes.push_back(concreteShape(ir::substitute(v->type, bindings_)));
-    return evaluateNode(n, operands, shapes);
+    for (const auto& v : n.results()) {
+      shapes.push_back(concreteShape(ir::substitute(v->type, bindings_)));
+      checkedBytes(v->type.dtype, shapes.back());  // before any kernel sizes its scratch by it
+    }
+    try {
+      return evaluateNode(n, operands, shapes);
+    } catch (const std::bad_alloc&) {
+      std::vector<std::string> types;
+      for (const auto& v : n.results()) types.push_back(ir::toString(ir::substitute(v->type, bindings_)));
+      throw ir::Error(fmt::format("out of memory evaluating '{}' ({})", n.name(), fmt::join(types, ", ")));
+    }
   }
 
   ir::SymbolBindings bindings_;
   const NodeObserver& observer_;
+  const RunOptions& options_;
 };
 
 }  // namespace
@@ -89,8 +100,9 @@ ir::SymbolBindings bindInputs(const ir::Graph& g, const std::vector<Tensor>& inp
   return bindings;
 }
 
-std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs, const NodeObserver& observer) {
-  return Interpreter(bindInputs(g, inputs), observer).region(g.body, inputs);
+std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs, const NodeObserver& observer,
+                              const RunOptions& options) {
+  return Interpreter(bindInputs(g, inputs), observer, options).region(g.body, inputs);
 }
 
 std::vector<Tensor> evaluateNode(const ir::Node& n, const std::vector<Tensor>& operands,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/Graph.h"
+#include "runtime/Executable.h"
 #include "runtime/Tensor.h"
 
 namespace graphc::runtime {
@@ -23,9 +24,10 @@ ir::SymbolBindings bindInputs(const ir::Graph& g, const std::vector<Tensor>& inp
 using NodeObserver =
     std::function<void(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<Tensor>& results)>;
 
-/// Runs the graph; throws ir::Error on bad inputs or a failing library call.
+/// Runs the graph; throws ir::Error on bad inputs or a failing library
+/// call, Cancelled when options.cancel is set (checked before each node).
 std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs,
-                              const NodeObserver& observer = nullptr);
+                              const NodeObserver& observer = nullptr, const RunOptions& options = {});
 
 /// Evaluates one node that has no regions (cond and fused are run by
 /// interpret). `resultShapes` are its result shapes with symbols bound.

@@ -2,6 +2,8 @@
 // batch dims), linear (x @ wᵀ + b) and eigh (LAPACK dsyevd per matrix).
 #include <lapacke.h>
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "ir/Diagnostics.h"
@@ -64,10 +66,25 @@ Tensor linear(const std::vector<Tensor>& operands, const std::vector<int64_t>& s
   return out;
 }
 
+std::optional<int64_t> firstNonFiniteMatrix(const Tensor& a, char uplo) {
+  const int64_t n = a.shape().back();
+  const int64_t batch = n == 0 ? 0 : a.numel() / (n * n);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = uplo == 'L' ? 0 : i; j < (uplo == 'L' ? i + 1 : n); ++j)
+        if (!std::isfinite(a.getDouble((b * n + i) * n + j))) return b;
+  return std::nullopt;
+}
+
+ir::Error nonFiniteEighInput(int64_t batchIndex) {
+  return ir::Error(fmt::format("eigh: matrix {} of the batch has a NaN or Inf entry (eigh needs finite input)", batchIndex));
+}
+
 std::vector<Tensor> eigh(const ir::Node& node, const Tensor& a) {
   const int64_t n = a.shape().back();
   const ir::Attribute* uploAttr = node.attrs.find("uplo");
   const char uplo = uploAttr && uploAttr->s == "U" ? 'U' : 'L';
+  if (std::optional<int64_t> bad = firstNonFiniteMatrix(a, uplo)) throw nonFiniteEighInput(*bad);
   std::vector<int64_t> valueShape(a.shape().begin(), a.shape().end() - 1);
   Tensor values(a.dtype(), valueShape), vectors(a.dtype(), a.shape());
   const int64_t batch = n == 0 ? 0 : a.numel() / (n * n);

@@ -13,7 +13,9 @@ namespace graphc::runtime {
 /// Throws ir::Error("PATH: ...") on a missing, malformed or unsupported file.
 Tensor readNpy(const std::string& path);
 Tensor parseNpy(const std::string& bytes, const std::string& nameForErrors);
-/// Throws ir::Error if the file cannot be written.
+/// Writes a new file and renames it over `path` (runtime/FileIO.h: a
+/// symlink planted at `path` is replaced, never written through). Throws
+/// ir::Error if the file cannot be written.
 void writeNpy(const std::string& path, const Tensor& t);
 std::string serializeNpy(const Tensor& t);
 

@@ -2,8 +2,10 @@
 // concrete operand tensors and the result shape the type rule gave.
 #pragma once
 
+#include <optional>
 #include <vector>
 
+#include "ir/Diagnostics.h"
 #include "ir/Graph.h"
 #include "runtime/Tensor.h"
 
@@ -58,6 +60,12 @@ struct MatmulLayout {
 MatmulLayout matmulLayout(std::vector<int64_t> aShape, std::vector<int64_t> bShape);
 
 Tensor matmul(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape);
+
+/// eigh's input check, the same on every backend: the first matrix of the
+/// batch with a NaN or Inf in the triangle eigh reads (`uplo`), if any, and
+/// the error that reports it.
+std::optional<int64_t> firstNonFiniteMatrix(const Tensor& a, char uplo);
+ir::Error nonFiniteEighInput(int64_t batchIndex);
 Tensor linear(const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 std::vector<Tensor> eigh(const ir::Node& n, const Tensor& a);
 Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);

@@ -1,7 +1,10 @@
 #include "runtime/StepPlan.h"
 
+#include <fmt/format.h>
+
 #include "ir/Diagnostics.h"
 #include "ir/Printer.h"
+#include "ir/SizeMath.h"
 #include "runtime/Interpreter.h"
 
 namespace graphc::runtime {
@@ -123,6 +126,19 @@ LoweredKernels lowerKernels(const ir::Graph& g) {
     out.position[f] = static_cast<int>(i);
   }
   return out;
+}
+
+void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes) {
+  if (!step.kernelIR || step.kernelIR->reduceSizes.empty()) return;
+  const ir::kernel::Kernel& k = *step.kernelIR;
+  auto extent = [&](const std::vector<ir::Dim>& dims) {
+    int64_t n = 1;
+    for (const ir::Dim& d : dims) n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
+    return n;
+  };
+  if (extent(k.reduceSizes) != 0 || extent(k.outer) == 0) return;
+  if (std::optional<ir::OpId> op = ir::kernel::storedExtremum(k))
+    throw ir::Error(fmt::format("{} of an empty tensor has no identity", ir::opInfo(*op).name));
 }
 
 }  // namespace graphc::runtime

@@ -25,7 +25,7 @@ struct SlotPlan {
   Where where = Where::Owned;
   ir::TensorType type;
   int index = 0;      // Param, Output: position
-  ir::Bytes offset;   // Arena
+  ir::ArenaOffset offset;  // Arena
   Tensor constant;    // Constant: computed at compile time
 };
 
@@ -62,5 +62,10 @@ struct LoweredKernels {
   std::unordered_map<const ir::Node*, int> position;
 };
 LoweredKernels lowerKernels(const ir::Graph& g);
+
+/// Throws the reference interpreter's error for a kernel step that would
+/// store an amax or amin of an empty row (a reduction over a dim of size 0
+/// for a non-empty output): there is no identity to store.
+void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes);
 
 }  // namespace graphc::runtime

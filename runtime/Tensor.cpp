@@ -7,30 +7,38 @@
 #include <fmt/format.h>
 
 #include "ir/Diagnostics.h"
+#include "ir/SizeMath.h"
 #include "runtime/Half.h"
 
 namespace graphc::runtime {
 
 int64_t checkedNumel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    if (d < 0 || __builtin_mul_overflow(n, d, &n))
-      throw ir::Error(fmt::format("tensor of shape {} is too large", fmt::join(shape, "x")));
-  return n;
+  if (std::optional<int64_t> n = ir::productOf(shape)) return *n;
+  throw ir::Error(fmt::format("tensor of shape {} is too large", fmt::join(shape, "x")));
+}
+
+int64_t checkedBytes(DType dtype, const std::vector<int64_t>& shape) {
+  if (std::optional<int64_t> n = ir::bytesOf(dtype, shape)) return *n;
+  throw ir::Error(fmt::format("tensor of shape {} ({}) is too large: its byte count overflows int64",
+                              fmt::join(shape, "x"), ir::dtypeName(dtype)));
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+  const int64_t bytes = checkedBytes(dtype_, shape_);
   numel_ = checkedNumel(shape_);
-  int64_t bytes = 0;
-  if (__builtin_mul_overflow(numel_, ir::dtypeSize(dtype_), &bytes))
-    throw ir::Error(fmt::format("tensor of shape {} is too large", fmt::join(shape_, "x")));
-  storage_ = std::make_shared<std::byte[]>(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+  try {
+    storage_ = std::make_shared<std::byte[]>(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+  } catch (const std::bad_alloc&) {
+    throw ir::Error(fmt::format("out of memory allocating a {}[{}] tensor ({} bytes)", ir::dtypeName(dtype_),
+                                fmt::join(shape_, ", "), bytes));
+  }
 }
 
 Tensor Tensor::wrap(DType dtype, std::vector<int64_t> shape, std::byte* data, std::shared_ptr<void> owner) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
+  checkedBytes(t.dtype_, t.shape_);
   t.numel_ = checkedNumel(t.shape_);
   // Aliasing constructor: shares `owner`'s lifetime, points at `data`.
   t.storage_ = std::shared_ptr<std::byte[]>(std::move(owner), data);

@@ -59,8 +59,10 @@ class Tensor {
 
 /// Row-major strides (in elements) of a shape.
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape);
-/// Product of sizes; throws ir::Error on overflow.
+/// Product of sizes / byte count of a tensor (ir/SizeMath.h); throw
+/// ir::Error on a negative size or overflow.
 int64_t checkedNumel(const std::vector<int64_t>& shape);
+int64_t checkedBytes(DType dtype, const std::vector<int64_t>& shape);
 std::vector<int64_t> concreteShape(const ir::TensorType& t);
 
 }  // namespace graphc::runtime

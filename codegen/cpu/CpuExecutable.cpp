@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "codegen/cpu/Jit.h"
 #include "ir/KernelIR.h"
 #include "ir/Printer.h"
+#include "ir/SizeMath.h"
 #include "runtime/CpuEigh.h"
 #include "runtime/CpuGemm.h"
 #include "runtime/Half.h"
@@ -30,7 +32,7 @@ using runtime::StepPlan;
 
 int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
   int64_t n = 1;
-  for (const ir::Dim& d : dims) n *= d.isStatic() ? d.size : sizes.at(d.symbol);
+  for (const ir::Dim& d : dims) n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
   return n;
 }
 
@@ -68,6 +70,7 @@ struct BoundStep {
   std::vector<void*> buffers;  // kernel arguments: inputs then outputs
   std::vector<int64_t> sizes;
   int64_t total = 0, grain = 1;
+  int64_t cancelPiece = 1;  // outer points between two looks at RunOptions::cancel
   runtime::cpu::GemmProblem gemm;
   std::vector<float> gemmA, gemmB;  // f16/bf16 operands widened to f32
   std::vector<std::vector<std::byte>> scratch;
@@ -118,6 +121,7 @@ class Binder {
       for (int k = 0; k < 2; ++k) b.branches[k] = bind(*s.branches[k], operands, b.outputs, nullptr);
     }
     if (s.kind != StepPlan::Kind::Kernel && s.kind != StepPlan::Kind::Gemm) return b;
+    runtime::checkReductionRows(s, sizes_);
     const ir::kernel::Kernel& k = *s.kernelIR;
     b.kernel = kernels_.at(static_cast<size_t>(s.kernel)).get();
     for (Tensor& t : b.inputs) b.buffers.push_back(t.data());
@@ -128,6 +132,7 @@ class Binder {
       // Chunks of at least ~32k elements of work: below that, threads cost more than they save.
       const int64_t perPoint = k.kind == "reduction" ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
       b.grain = std::max<int64_t>(1, 32768 / perPoint);
+      b.cancelPiece = std::max<int64_t>(1, runtime::kCancelCheckWork / perPoint);
     } else {
       bindGemm(k, b);
     }
@@ -179,14 +184,24 @@ void widen(const Tensor& t, std::vector<float>& out) {
     for (size_t i = 0; i < out.size(); ++i) out[i] = runtime::bf16ToFloat(bits[i]);
 }
 
-void execute(BoundRegion& region, runtime::ThreadPool& pool);
+void execute(BoundRegion& region, runtime::ThreadPool& pool, const runtime::RunOptions& options);
 
-void executeStep(BoundStep& s, runtime::ThreadPool& pool) {
+void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOptions& options) {
   switch (s.plan->kind) {
     case StepPlan::Kind::Kernel: {
       auto fn = s.kernel->pointwise();
+      if (!options.cancel) {
+        pool.parallelFor(s.total, s.grain, [&](int64_t begin, int64_t end, int) {
+          fn(s.buffers.data(), s.sizes.data(), begin, end);
+        });
+        return;
+      }
+      // Each chunk in pieces of bounded work, the flag checked between them.
       pool.parallelFor(s.total, s.grain, [&](int64_t begin, int64_t end, int) {
-        fn(s.buffers.data(), s.sizes.data(), begin, end);
+        for (int64_t at = begin; at < end; at += s.cancelPiece) {
+          runtime::checkCancelled(options);
+          fn(s.buffers.data(), s.sizes.data(), at, std::min(end, at + s.cancelPiece));
+        }
       });
       return;
     }
@@ -198,7 +213,11 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool) {
       }
       auto fn = s.kernel->epilogue();
       runtime::cpu::gemmWithEpilogue(
-          s.gemm, [&](int64_t begin, int64_t end, const void* acc) { fn(s.buffers.data(), s.sizes.data(), begin, end, acc); },
+          s.gemm,
+          [&](int64_t begin, int64_t end, const void* acc) {
+            runtime::checkCancelled(options);  // between output tiles
+            fn(s.buffers.data(), s.sizes.data(), begin, end, acc);
+          },
           s.scratch, pool);
       return;
     }
@@ -206,7 +225,7 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool) {
       runtime::cpu::eigh(s.inputs[0], s.plan->uplo, s.outputs[0], s.outputs[1], pool);
       return;
     case StepPlan::Kind::Cond:
-      execute(*s.branches[s.inputs[0].getInt(0) != 0 ? 0 : 1], pool);
+      execute(*s.branches[s.inputs[0].getInt(0) != 0 ? 0 : 1], pool, options);
       return;
     case StepPlan::Kind::Copy:
       std::memcpy(s.outputs[0].data(), s.inputs[0].data(), s.outputs[0].nbytes());
@@ -221,8 +240,11 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool) {
   }
 }
 
-void execute(BoundRegion& region, runtime::ThreadPool& pool) {
-  for (BoundStep& s : region.steps) executeStep(s, pool);
+void execute(BoundRegion& region, runtime::ThreadPool& pool, const runtime::RunOptions& options) {
+  for (BoundStep& s : region.steps) {
+    runtime::checkCancelled(options);
+    executeStep(s, pool, options);
+  }
 }
 
 std::string describe(const RegionPlan& plan, int indent) {
@@ -251,13 +273,13 @@ class CpuExecutable final : public runtime::Executable {
   CpuExecutable(const ir::Graph& g, std::vector<std::shared_ptr<const CompiledKernel>> kernels, std::unique_ptr<RegionPlan> plan)
       : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {}
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const runtime::RunOptions& options) override {
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
     std::vector<Tensor> outputs;
     for (const ir::TensorType& t : graph_.resultTypes)
       outputs.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
     Call call = bind(sizes, inputs, outputs);
-    execute(*call.region, pool_);
+    execute(*call.region, pool_, options);
     return outputs;
   }
 
@@ -276,12 +298,17 @@ class CpuExecutable final : public runtime::Executable {
       for (size_t j = 0; j < k; ++j)
         if (overlaps(outputs[k], outputs[j])) throw ir::Error(fmt::format("capture: output {} overlaps output {}", k, j));
     }
-    captured_ = bind(sizes, inputs, outputs);
+    Call call = bind(sizes, inputs, outputs);
+    std::lock_guard lock(captureMutex_);
+    captured_ = std::move(call);
   }
 
-  void replay() override {
+  void replay(const runtime::RunOptions& options) override {
+    // The captured binding's buffers (the GEMM tiles, the arena) serve one
+    // replay at a time.
+    std::lock_guard lock(captureMutex_);
     if (!captured_.region) throw ir::Error("replay: nothing captured (call capture first)");
-    execute(*captured_.region, pool_);
+    execute(*captured_.region, pool_, options);
   }
 
   std::string describe() const override { return cpu::describe(*plan_, 0); }
@@ -294,9 +321,12 @@ class CpuExecutable final : public runtime::Executable {
 
   Call bind(const ir::SymbolBindings& sizes, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
     Call call;
+    // The plan's size is a multiple of the alignment (ArenaOffset); one more
+    // line keeps a zero-byte arena a valid allocation.
     const int64_t bytes = graph_.memoryPlan ? graph_.memoryPlan->peak.evaluate(sizes) : 0;
-    call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64 + 64))));
-    if (!call.arena) throw ir::Error(fmt::format("cannot allocate the {}-byte arena", bytes));
+    const int64_t allocation = ir::checkedAdd(bytes, ir::kArenaAlignment, "the arena size");
+    call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(ir::kArenaAlignment, static_cast<size_t>(allocation))));
+    if (!call.arena) throw ir::Error(fmt::format("out of memory allocating the {}-byte arena", bytes));
     call.region = Binder(sizes, kernels_).bind(*plan_, inputs, outputs, call.arena.get());
     return call;
   }
@@ -305,6 +335,7 @@ class CpuExecutable final : public runtime::Executable {
   std::vector<std::shared_ptr<const CompiledKernel>> kernels_;  // by StepPlan::kernel
   std::unique_ptr<RegionPlan> plan_;
   runtime::ThreadPool& pool_;
+  std::mutex captureMutex_;
   Call captured_;
 };
 

@@ -391,7 +391,7 @@ class Emitter {
         const Buffer& in = k_.inputs[static_cast<size_t>(e.buffer)];
         return loadElement(in.type.dtype, address(inputs_[static_cast<size_t>(e.buffer)], in.type, e.index));
       }
-      case Expr::Kind::Const: return constant(e.dtype, runtime::reference::roundTo(e.dtype, e.value));
+      case Expr::Kind::Const: return constant(e);
       case Expr::Kind::Acc: {
         if (!acc_) throw ir::Error("cpu codegen: a GEMM accumulator outside a matmul kernel");
         const bool f64 = e.dtype == DType::F64;
@@ -406,11 +406,13 @@ class Emitter {
     return nullptr;
   }
 
-  llvm::Value* constant(DType t, double v) {
-    llvm::Type* ct = computeType(t);
-    if (ir::isFloat(t)) return llvm::ConstantFP::get(ct, v);
-    if (t == DType::Bool) return b_.getInt1(v != 0);
-    return llvm::ConstantInt::get(ct, static_cast<uint64_t>(static_cast<int64_t>(v)), true);
+  /// A Const, exact: a float rounded to its dtype, an integer that never
+  /// passes through a double.
+  llvm::Value* constant(const Expr& e) {
+    llvm::Type* t = computeType(e.dtype);
+    if (ir::isFloat(e.dtype)) return llvm::ConstantFP::get(t, runtime::reference::roundTo(e.dtype, e.value));
+    if (e.dtype == DType::Bool) return b_.getInt1(e.intValue != 0);
+    return llvm::ConstantInt::get(t, static_cast<uint64_t>(e.intValue), true);
   }
 
   /// concat's piecewise read, as branches: a piece's index map is only in

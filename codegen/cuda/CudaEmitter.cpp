@@ -103,12 +103,20 @@ std::string floatLiteral(DType t, double v) {
   return f64 ? s : s + "f";
 }
 
+/// An int64 literal; INT64_MIN has no decimal spelling of type long long.
+std::string i64Literal(int64_t v) { return v == INT64_MIN ? "(i64)0x8000000000000000ull" : fmt::format("{}ll", v); }
+
+/// An integer or bool literal of dtype `t`, exact.
+std::string intLiteral(DType t, int64_t v) {
+  if (t == DType::Bool) return v != 0 ? "true" : "false";
+  if (t == DType::I64) return i64Literal(v);
+  return fmt::format("({})({})", computeType(t), v);
+}
+
+/// A small literal (0 for neg/abs/relu) of any dtype.
 std::string literal(DType t, double v) {
   if (ir::isFloat(t)) return floatLiteral(t, runtime::reference::roundTo(t, v));
-  if (t == DType::Bool) return v != 0 ? "true" : "false";
-  const auto i = static_cast<int64_t>(v);
-  if (t == DType::I64) return i == INT64_MIN ? "(i64)0x8000000000000000ull" : fmt::format("{}ll", i);
-  return fmt::format("({})({})", computeType(t), i);
+  return intLiteral(t, static_cast<int64_t>(v));
 }
 
 /// Emits one kernel's function. Statements go to a list of lines with
@@ -174,7 +182,7 @@ class KernelWriter {
 
   std::string index(const IndexPtr& e) {
     switch (e->kind) {
-      case Index::Kind::Const: return fmt::format("{}ll", e->value);
+      case Index::Kind::Const: return i64Literal(e->value);
       case Index::Kind::Var: {
         const std::string& v = vars_.at(static_cast<size_t>(e->value));
         if (v.empty()) throw ir::Error(fmt::format("cuda codegen: loop variable i{} is not bound here", e->value));
@@ -243,7 +251,7 @@ class KernelWriter {
         const Buffer& in = k_.inputs[static_cast<size_t>(e.buffer)];
         return define(e.dtype, fromStorage(in.type.dtype, fmt::format("{}[{}]", in.name, offset(in.type, e.index))));
       }
-      case Expr::Kind::Const: return literal(e.dtype, e.value);
+      case Expr::Kind::Const: return ir::isFloat(e.dtype) ? literal(e.dtype, e.value) : intLiteral(e.dtype, e.intValue);
       case Expr::Kind::Acc: {
         if (accumulator_.empty()) throw ir::Error("cuda codegen: a GEMM accumulator outside a matmul kernel");
         return define(e.dtype, rounded(e.dtype, e.dtype == DType::F64 ? accumulator_ : "(float)(" + accumulator_ + ")"));
@@ -365,8 +373,8 @@ class KernelWriter {
           return rounded(e.dtype, r);
         }
         r = "(i64)" + r;  // an integer bound outside the dtype's range still clamps (in i64)
-        if (lo) r = fmt::format("max({}, {}ll)", r, lo->i);
-        if (hi) r = fmt::format("min({}, {}ll)", r, hi->i);
+        if (lo) r = fmt::format("max({}, {})", r, i64Literal(lo->i));
+        if (hi) r = fmt::format("min({}, {})", r, i64Literal(hi->i));
         return fmt::format("({})({})", computeType(e.dtype), r);
       }
       default: break;
@@ -997,6 +1005,20 @@ extern "C" __global__ void {0}{1}({2}* m, const i64 n, const i64 batch) {{
 }}
 )",
                               kTransposeKernelPrefix, t, std::string(t) == "f32" ? "float" : "double");
+    for (const char* t : {"f32", "f64"})
+      m.source += fmt::format(R"(
+// eigh: flags each matrix with a NaN or Inf in the triangle the solver read
+// (row-major input; lower: i >= j), overwriting its info.
+extern "C" __global__ void {0}{1}(const {2}* a, const i64 n, const i64 batch, const int lower, int* info) {{
+  const i64 total = n * n * batch;
+  for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) {{
+    const i64 b = e / (n * n), i = (e / n) % n, j = e % n;
+    if ((lower ? i >= j : i <= j) && !isfinite(a[e])) info[b] = {3};
+  }}
+}}
+)",
+                              kEighCheckKernelPrefix, t, std::string(t) == "f32" ? "float" : "double",
+                              fmt::format("({} - 1)", kEighNonFiniteInfo + 1));
   }
   return m;
 }

@@ -58,7 +58,7 @@ struct CudaModule {
   std::string source;
   std::vector<CudaKernel> kernels;   // in the order given
   bool hasConditions = false;        // the module defines graphc_set_condition
-  bool hasTranspose = false;         // ... and graphc_transpose_f32/_f64
+  bool hasTranspose = false;         // ... and graphc_transpose_f32/_f64, graphc_eigh_nonfinite_f32/_f64
 };
 
 /// The name of the one-thread kernel that sets a CUDA graph conditional
@@ -69,9 +69,16 @@ inline constexpr const char* kSetConditionKernel = "graphc_set_condition";
 /// need: graphc_transpose_f32(T* m, i64 n, i64 batch), and _f64.
 inline constexpr const char* kTransposeKernelPrefix = "graphc_transpose_";
 
+/// eigh's input check, defined with the transposes:
+/// graphc_eigh_nonfinite_f32(const T* a, i64 n, i64 batch, int lower,
+/// int* info) sets info[b] to kEighNonFiniteInfo when matrix b has a NaN or
+/// Inf in the triangle cuSOLVER read, as the cpu backends check on the host.
+inline constexpr const char* kEighCheckKernelPrefix = "graphc_eigh_nonfinite_";
+inline constexpr int kEighNonFiniteInfo = -2147483647 - 1;
+
 struct EmitOptions {
   bool conditions = false;  // define kSetConditionKernel
-  bool transpose = false;   // define the transpose kernels
+  bool transpose = false;   // define the transpose and eigh check kernels
 };
 
 /// Emits every kernel into one module. Throws ir::Error for an expression

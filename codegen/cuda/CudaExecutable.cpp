@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <unordered_set>
 #include <unordered_map>
 
@@ -16,7 +18,9 @@
 #include "codegen/cuda/Nvrtc.h"
 #include "ir/KernelIR.h"
 #include "ir/Printer.h"
+#include "ir/SizeMath.h"
 #include "runtime/Interpreter.h"
+#include "runtime/ReferenceOps.h"
 #include "runtime/StepPlan.h"
 
 namespace graphc::codegen::cuda {
@@ -29,7 +33,14 @@ void checkSolver(cusolverStatus_t s, const char* what) {
   if (s != CUSOLVER_STATUS_SUCCESS) throw ir::Error(fmt::format("cusolver: {}: status {}", what, static_cast<int>(s)));
 }
 
-int64_t alignUp(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
+/// n + extra rounded up to a multiple of `a`: the device arena's layout;
+/// throws ir::Error when it overflows int64.
+int64_t grow(int64_t n, int64_t extra, int64_t a) {
+  std::optional<int64_t> sum = ir::addSizes(n, extra);
+  std::optional<int64_t> aligned = sum ? ir::alignUp(*sum, a) : std::nullopt;
+  if (!aligned) throw ir::Error("the device arena's size overflows int64");
+  return *aligned;
+}
 
 using runtime::RegionPlan;
 using runtime::SlotPlan;
@@ -71,12 +82,8 @@ struct DeviceTensor {
   std::byte* data = nullptr;
   ir::DType dtype = ir::DType::F32;
   std::vector<int64_t> shape;
-  int64_t numel() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
-  int64_t nbytes() const { return numel() * ir::dtypeSize(dtype); }
+  int64_t numel() const { return runtime::checkedNumel(shape); }
+  int64_t nbytes() const { return runtime::checkedBytes(dtype, shape); }
 };
 
 struct BoundRegion;
@@ -119,7 +126,7 @@ class Binding {
   Binding(Module& m, const ir::Graph& g, const RegionPlan& plan, const ir::SymbolBindings& sizes,
           const std::vector<Tensor>& inputs)
       : m_(m), sizes_(sizes) {
-    int64_t bytes = alignUp(g.memoryPlan ? g.memoryPlan->peak.evaluate(sizes) : 0, 256);
+    int64_t bytes = grow(g.memoryPlan ? g.memoryPlan->peak.evaluate(sizes) : 0, 0, 256);
     std::vector<DeviceTensor> params, results;
     for (const Tensor& t : inputs) params.push_back(reserve(t.dtype(), t.shape(), bytes));
     for (const ir::TensorType& t : g.resultTypes)
@@ -149,7 +156,7 @@ class Binding {
     d.dtype = t;
     d.shape = std::move(shape);
     d.data = reinterpret_cast<std::byte*>(static_cast<intptr_t>(bytes));
-    bytes = alignUp(bytes + d.nbytes(), 256);
+    bytes = grow(bytes, d.nbytes(), 256);
     return d;
   }
 
@@ -179,6 +186,7 @@ class Binding {
       out->tensors.push_back(d);
     }
     for (const StepPlan& s : plan.steps) {
+      runtime::checkReductionRows(s, sizes_);
       BoundStep b;
       b.plan = &s;
       for (int i : s.inputs) b.inputs.push_back(out->tensors[static_cast<size_t>(i)]);
@@ -192,7 +200,7 @@ class Binding {
         b.n = a.shape.back();
         b.batch = a.numel() / std::max<int64_t>(b.n * b.n, 1);
         b.infoOffset = bytes;
-        bytes = alignUp(bytes + 4 * std::max<int64_t>(b.batch, 1), 256);
+        bytes = grow(bytes, ir::checkedMul(4, std::max<int64_t>(b.batch, 1), "eigh info array"), 256);
       }
       out->steps.push_back(std::move(b));
     }
@@ -233,7 +241,7 @@ class Binding {
 
   int64_t extent(const std::vector<ir::Dim>& dims) const {
     int64_t n = 1;
-    for (const ir::Dim& d : dims) n *= d.isStatic() ? d.size : sizes_.at(d.symbol);
+    for (const ir::Dim& d : dims) n = ir::checkedMul(n, d.isStatic() ? d.size : sizes_.at(d.symbol), "a kernel's iteration space");
     return n;
   }
 
@@ -377,10 +385,20 @@ struct Streams {
 
 class Executor {
  public:
-  Executor(Module& m, Streams& streams, bool capturing) : m_(m), streams_(streams), capturing_(capturing) {}
+  Executor(Module& m, Streams& streams, bool capturing, const runtime::RunOptions& options = {})
+      : m_(m), streams_(streams), capturing_(capturing), options_(options) {}
 
+  /// Enqueues the steps; a cancelled run stops enqueuing (the host has
+  /// nothing to interrupt on the device), then throws once the queued work
+  /// is done.
   void region(BoundRegion& r, size_t depth) {
-    for (BoundStep& s : r.steps) step(s, depth);
+    for (BoundStep& s : r.steps) {
+      if (!capturing_ && options_.cancel && options_.cancel->load(std::memory_order_relaxed)) {
+        check(cudaStreamSynchronize(streams_.at(0)), "cudaStreamSynchronize");
+        throw runtime::Cancelled();
+      }
+      step(s, depth);
+    }
   }
 
  private:
@@ -466,6 +484,13 @@ class Executor {
     launch(m_.kernel(std::string(kTransposeKernelPrefix) + (f64 ? "f64" : "f32")),
            dim3(static_cast<unsigned>(std::clamp<int64_t>((total + 255) / 256, 1, 1 << 20))), dim3(256), args, stream,
            "cudaLaunchKernel (eigh transpose)");
+    const void* input = s.inputs[0].data;
+    int lower = s.plan->uplo == 'L';
+    int* info = s.info;
+    void* checkArgs[] = {&input, &n, &batch, &lower, &info};
+    launch(m_.kernel(std::string(kEighCheckKernelPrefix) + (f64 ? "f64" : "f32")),
+           dim3(static_cast<unsigned>(std::clamp<int64_t>((total + 255) / 256, 1, 1 << 20))), dim3(256), checkArgs, stream,
+           "cudaLaunchKernel (eigh input check)");
     check(cudaMemcpyAsync(s.hostInfo, s.info, 4 * static_cast<size_t>(s.batch), cudaMemcpyDeviceToHost, stream),
           "cudaMemcpyAsync (eigh info)");
   }
@@ -532,6 +557,7 @@ class Executor {
   Module& m_;
   Streams& streams_;
   bool capturing_;
+  const runtime::RunOptions& options_;
 };
 
 /// eigh's per-matrix info, read after the stream's sync; a failure names
@@ -545,6 +571,7 @@ void checkEighInfo(BoundRegion& r) {
       if (s.hostInfo[b] != 0) {
         const int info = s.hostInfo[b];
         std::memset(s.hostInfo, 0, 4 * static_cast<size_t>(s.batch));
+        if (info == kEighNonFiniteInfo) throw runtime::reference::nonFiniteEighInput(b);
         throw ir::Error(fmt::format("eigh: cuSOLVER failed on batch index {} (info {}: {})", b, info,
                                     info > 0 ? "did not converge" : "invalid argument"));
       }
@@ -588,14 +615,17 @@ class CudaExecutable final : public runtime::Executable {
     if (stepsExec_) cudaGraphExecDestroy(stepsExec_);
   }
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const runtime::RunOptions& options) override {
+    // One run at a time: runs share the executable's streams and its
+    // cuSOLVER handle.
+    std::lock_guard lock(mutex_);
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
     Binding binding(*module_, graph_, *plan_, sizes, inputs);
     cudaStream_t stream = streams_.at(0);
     for (size_t k = 0; k < inputs.size(); ++k)
       check(cudaMemcpyAsync(binding.paramTensors[k].data, inputs[k].data(), inputs[k].nbytes(), cudaMemcpyHostToDevice, stream),
             "cudaMemcpyAsync (input)");
-    Executor(*module_, streams_, false).region(*binding.region, 0);
+    Executor(*module_, streams_, false, options).region(*binding.region, 0);
     std::vector<Tensor> outputs;
     for (const DeviceTensor& d : binding.resultTensors) {
       outputs.emplace_back(d.dtype, d.shape);
@@ -608,6 +638,7 @@ class CudaExecutable final : public runtime::Executable {
   }
 
   void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) override {
+    std::lock_guard lock(mutex_);
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
     if (outputs.size() != graph_.resultTypes.size())
       throw ir::Error(fmt::format("capture: @{} has {} results, got {} output tensors", graph_.name, graph_.resultTypes.size(),
@@ -645,7 +676,9 @@ class CudaExecutable final : public runtime::Executable {
     captured_ = std::move(c);
   }
 
-  void replay() override {
+  void replay(const runtime::RunOptions& options) override {
+    std::lock_guard lock(mutex_);
+    runtime::checkCancelled(options);  // a CUDA graph runs whole once launched
     if (!captured_) throw ir::Error("replay: nothing captured (call capture first)");
     Captured& c = *captured_;
     for (size_t k = 0; k < c.inputs.size(); ++k) std::memcpy(c.staging[k], c.inputs[k].data(), c.inputs[k].nbytes());
@@ -659,6 +692,7 @@ class CudaExecutable final : public runtime::Executable {
 
   /// replay() without the graph: every step launched on its own.
   void replayStepByStep() {
+    std::lock_guard lock(mutex_);
     if (!captured_) throw ir::Error("replay: nothing captured (call capture first)");
     Captured& c = *captured_;
     cudaStream_t stream = streams_.at(0);
@@ -681,6 +715,7 @@ class CudaExecutable final : public runtime::Executable {
   std::string describe() const override { return cuda::describe(*plan_, *module_, 0); }
 
   double timeSteps(int iterations, bool asGraph) {
+    std::lock_guard lock(mutex_);
     if (!captured_) throw ir::Error("timeCapturedSteps: nothing captured (call capture first)");
     cudaStream_t stream = streams_.at(0);
     auto once = [&] {
@@ -742,6 +777,7 @@ class CudaExecutable final : public runtime::Executable {
   const ir::Graph& graph_;
   std::unique_ptr<Module> module_;
   std::unique_ptr<RegionPlan> plan_;
+  std::mutex mutex_;  // run, capture and replay, one at a time
   Streams streams_;
   std::unique_ptr<Captured> captured_;
   cudaGraphExec_t exec_ = nullptr, stepsExec_ = nullptr;

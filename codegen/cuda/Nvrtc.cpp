@@ -4,18 +4,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
-#include <atomic>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nvrtc.h>
-#include <unistd.h>
 
+#include "codegen/DiskCache.h"
 #include "ir/Diagnostics.h"
 
 namespace graphc::codegen::cuda {
@@ -26,27 +24,6 @@ namespace {
 
 constexpr const char* kModuleName = "graphc_module.cu";
 constexpr size_t kMemoryCacheEntries = 256;
-constexpr char kMagic[8] = {'G', 'C', 'C', 'U', 'B', 'I', 'N', '1'};
-
-uint64_t fnv1a(const std::string& s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-/// Two FNV-1a hashes from different offset bases: a 128-bit key, as hex.
-std::string hashKey(const std::string& text) {
-  return fmt::format("{:016x}{:016x}", fnv1a(text, 0xcbf29ce484222325ull), fnv1a(text, 0x6c62272e07bb0142ull));
-}
-
-struct Header {
-  char magic[8];
-  char key[32];
-  uint64_t size;
-  uint64_t checksum;
-};
 
 void checkNvrtc(nvrtcResult r, const char* what) {
   if (r != NVRTC_SUCCESS) throw ir::Error(fmt::format("nvrtc: {}: {}", what, nvrtcGetErrorString(r)));
@@ -79,47 +56,6 @@ std::mutex& cacheMutex() {
 std::unordered_map<std::string, CompiledModule>& memoryCache() {
   static std::unordered_map<std::string, CompiledModule> cache;
   return cache;
-}
-
-std::optional<std::string> readEntry(const fs::path& file, const std::string& key) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  Header h{};
-  if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return std::nullopt;
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || std::string(h.key, sizeof h.key) != key) return std::nullopt;
-  if (h.size > (1ull << 31)) return std::nullopt;
-  std::string payload(h.size, '\0');
-  if (!in.read(payload.data(), static_cast<std::streamsize>(h.size)) || in.peek() != EOF) return std::nullopt;
-  if (fnv1a(payload, 0xcbf29ce484222325ull) != h.checksum) return std::nullopt;
-  return payload;
-}
-
-void writeEntry(const fs::path& file, const std::string& key, const std::string& payload) {
-  std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  if (ec) return;
-  // Unique per process and write: concurrent writers never share a temporary.
-  static std::atomic<uint64_t> writes{0};
-  const fs::path tmp = file.string() + fmt::format(".tmp.{}.{}.{}", getpid(), writes++,
-                                                   std::chrono::steady_clock::now().time_since_epoch().count());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return;
-    Header h{};
-    std::memcpy(h.magic, kMagic, sizeof kMagic);
-    std::memcpy(h.key, key.data(), sizeof h.key);
-    h.size = payload.size();
-    h.checksum = fnv1a(payload, 0xcbf29ce484222325ull);
-    out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) fs::remove(tmp, ec);
 }
 
 CompiledModule runNvrtc(const std::string& source, const std::string& arch, Output output) {
@@ -174,13 +110,6 @@ std::vector<std::string> nvrtcOptions(const std::string& arch, Output output) {
   return {"--gpu-architecture=" + target, "--std=c++17", "--fmad=false", "-default-device", "--extra-device-vectorization"};
 }
 
-std::string cacheDirectory() {
-  if (const char* dir = std::getenv("GRAPHC_CACHE_DIR"); dir && *dir) return (fs::path(dir) / "cuda").string();
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return (fs::path(xdg) / "graphc" / "cuda").string();
-  const char* home = std::getenv("HOME");
-  return (fs::path(home && *home ? home : "/tmp") / ".cache" / "graphc" / "cuda").string();
-}
-
 void clearMemoryCache() {
   std::lock_guard<std::mutex> lock(cacheMutex());
   memoryCache().clear();
@@ -193,7 +122,7 @@ CompiledModule compileModule(const std::string& source, const std::string& arch,
   keyText += '\0';
   for (const std::string& o : nvrtcOptions(arch, output)) keyText += o + '\0';
   keyText += nvrtcVersion();
-  const std::string key = hashKey(keyText);
+  const std::string key = cacheKey(keyText);
   {
     std::lock_guard<std::mutex> lock(cacheMutex());
     if (auto it = memoryCache().find(key); it != memoryCache().end()) {
@@ -203,15 +132,16 @@ CompiledModule compileModule(const std::string& source, const std::string& arch,
       return m;
     }
   }
-  const fs::path file = fs::path(cacheDirectory()) / (key + (output == Output::Cubin ? ".cubin" : ".ptx"));
+  const std::optional<fs::path> dir = cacheDirectory("cuda");
+  const fs::path file = dir ? *dir / (key + (output == Output::Cubin ? ".cubin" : ".ptx")) : fs::path();
   CompiledModule m;
-  if (std::optional<std::string> cached = readEntry(file, key)) {
+  if (std::optional<std::string> cached = dir ? readCacheEntry(file, key) : std::nullopt) {
     m.binary = std::move(*cached);
     m.arch = arch;
     m.from = CompiledModule::From::Disk;
   } else {
     m = runNvrtc(source, arch, output);
-    writeEntry(file, key, m.binary);
+    if (dir) writeCacheEntry(file, key, m.binary);
   }
   std::lock_guard<std::mutex> lock(cacheMutex());
   // A bound on what one process keeps (the disk cache keeps the rest):

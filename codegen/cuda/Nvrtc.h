@@ -4,13 +4,11 @@
 // per process) and on disk:
 //
 //   key    a 128-bit hash of the source, the options and NVRTC's version
-//   file   $GRAPHC_CACHE_DIR (default $XDG_CACHE_HOME/graphc or
-//          ~/.cache/graphc) / cuda / <key>.cubin: a header (magic, key,
-//          payload size and checksum) then the cubin; written to a
-//          temporary file and renamed, so readers never see half a file; an
-//          entry whose header or checksum does not match is recompiled and
-//          rewritten. An unwritable cache directory only disables the disk
-//          cache.
+//   file   <cache>/cuda/<key>.cubin in the user's private cache directory
+//          (codegen/DiskCache.h: where it is, how entries are checked and
+//          written); an entry whose header or checksum does not match is
+//          recompiled and rewritten. Without a safe cache directory there
+//          is no disk cache.
 #pragma once
 
 #include <string>
@@ -36,9 +34,6 @@ std::vector<std::string> nvrtcOptions(const std::string& arch, Output output);
 /// Compiles `source` for `arch` (sm_80 or newer). Throws ir::Error with
 /// NVRTC's log, each error followed by the generated line it points at.
 CompiledModule compileModule(const std::string& source, const std::string& arch, Output output = Output::Cubin);
-
-/// The disk cache's directory (created on first use).
-std::string cacheDirectory();
 
 /// Forgets the in-memory cache (tests use it to reach the disk cache).
 void clearMemoryCache();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/Importer.h"
+#include "ir/SizeMath.h"
 #include "passes/RewriteUtils.h"
 
 namespace graphc::frontend::onnximport {
@@ -192,15 +193,15 @@ int64_t normalizeAxis(const NodeContext& c, int64_t axis, int64_t rank) {
 }
 
 int64_t checkedMul(const NodeContext& c, int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) c.fail(fmt::format("the size {} x {} overflows", a, b));
-  return r;
+  std::optional<int64_t> r = ir::mulSizes(a, b);
+  if (!r) c.fail(fmt::format("the size {} x {} overflows", a, b));
+  return *r;
 }
 
 int64_t checkedAdd(const NodeContext& c, int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) c.fail(fmt::format("the size {} + {} overflows", a, b));
-  return r;
+  std::optional<int64_t> r = ir::addSizes(a, b);
+  if (!r) c.fail(fmt::format("the size {} + {} overflows", a, b));
+  return *r;
 }
 
 void needFloat(const NodeContext& c, const ir::Value* v) {

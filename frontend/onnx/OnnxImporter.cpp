@@ -4,14 +4,14 @@
 // and the specialisation of graph inputs whose values an op needs.
 #include "frontend/onnx/Importer.h"
 
-#include <fstream>
-#include <sstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
 
 #include "ir/Verifier.h"
 #include "passes/RewriteUtils.h"
+#include "runtime/FileIO.h"
 #include "runtime/Interpreter.h"
 
 namespace graphc::frontend {
@@ -383,8 +383,45 @@ OnnxImport Importer::run(ir::DiagnosticEngine& diags) {
 
 namespace {
 
-bool parseModel(std::string_view bytes, onnx::ModelProto& model) {
-  return bytes.size() <= static_cast<size_t>(INT32_MAX) && model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+/// How deep subgraphs (If branches) may nest: the .graph parser's limit on
+/// nested regions, so that every imported model prints and parses back.
+constexpr int kMaxSubgraphNesting = 64;
+/// Protobuf's recursion limit while parsing: a nested subgraph costs three
+/// levels (GraphProto, NodeProto, AttributeProto), so this admits models
+/// nested deeper than kMaxSubgraphNesting, which the importer then rejects
+/// by name. (Protobuf's default, 100, cut models off at 32 If levels as
+/// "not parseable".)
+constexpr int kParseRecursionLimit = 3 * kMaxSubgraphNesting + 16;
+/// A second parse, after a failed one, with this limit tells a model nested
+/// too deeply from a truncated one.
+constexpr int kDiagnoseRecursionLimit = 2000;
+
+enum class Parse { Ok, TooDeep, Malformed };
+
+Parse parseModel(std::string_view bytes, onnx::ModelProto& model) {
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) return Parse::Malformed;
+  auto attempt = [&](int limit) {
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+    in.SetRecursionLimit(limit);
+    model.Clear();
+    return model.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+  };
+  if (attempt(kParseRecursionLimit)) return Parse::Ok;
+  if (attempt(kDiagnoseRecursionLimit)) return Parse::TooDeep;
+  return Parse::Malformed;
+}
+
+/// The deepest nesting of subgraphs under `g` (0: none), counted no further
+/// than `limit` + 1.
+int subgraphDepth(const onnx::GraphProto& g, int limit) {
+  if (limit < 0) return 1;
+  int deepest = 0;
+  for (const onnx::NodeProto& n : g.node())
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.has_g()) deepest = std::max(deepest, 1 + subgraphDepth(a.g(), limit - 1));
+      for (const onnx::GraphProto& sub : a.graphs()) deepest = std::max(deepest, 1 + subgraphDepth(sub, limit - 1));
+    }
+  return deepest;
 }
 
 void collectUnsupported(const onnx::GraphProto& g, std::vector<std::string>& out) {
@@ -409,8 +446,16 @@ OnnxImport importOnnx(std::string_view bytes, const std::string& fileName, ir::D
   file->name = fileName;
   file->text = fmt::format("<{} bytes of ONNX protobuf>", bytes.size());
   onnx::ModelProto model;
-  if (!parseModel(bytes, model)) {
+  const Parse parsed = parseModel(bytes, model);
+  const std::string tooDeep = fmt::format(
+      "the model nests subgraphs (If branches) more than {} deep, graphc's limit (the .graph parser's for regions)",
+      kMaxSubgraphNesting);
+  if (parsed == Parse::Malformed) {
     diags.error(ir::SourceLoc{file, 1, 1}, "not a valid ONNX model (the protobuf does not parse: truncated or not ONNX)");
+    return {};
+  }
+  if (parsed == Parse::TooDeep || (model.has_graph() && subgraphDepth(model.graph(), kMaxSubgraphNesting) > kMaxSubgraphNesting)) {
+    diags.error(ir::SourceLoc{file, 1, 1}, tooDeep);
     return {};
   }
   if (!model.has_graph()) {
@@ -421,21 +466,21 @@ OnnxImport importOnnx(std::string_view bytes, const std::string& fileName, ir::D
 }
 
 OnnxImport importOnnxFile(const std::string& path, ir::DiagnosticEngine& diags, const OnnxImportOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error({}, fmt::format("cannot open '{}'", path));
+  std::string bytes;
+  try {
+    bytes = runtime::readFile(path);
+  } catch (const ir::Error& e) {
+    diags.error({}, e.what());
     return {};
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return importOnnx(bytes.str(), path, diags, options);
+  return importOnnx(bytes, path, diags, options);
 }
 
 bool isOnnxPath(std::string_view path) { return path.size() >= 5 && path.substr(path.size() - 5) == ".onnx"; }
 
 std::vector<std::string> onnxGraphInputs(std::string_view bytes) {
   onnx::ModelProto model;
-  if (!parseModel(bytes, model)) throw ir::Error("not a valid ONNX model");
+  if (parseModel(bytes, model) != Parse::Ok) throw ir::Error("not a valid ONNX model");
   std::unordered_set<std::string> initializers;
   for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
   std::vector<std::string> names;
@@ -446,7 +491,7 @@ std::vector<std::string> onnxGraphInputs(std::string_view bytes) {
 
 std::vector<std::string> unsupportedOnnxOps(std::string_view bytes) {
   onnx::ModelProto model;
-  if (!parseModel(bytes, model)) throw ir::Error("not a valid ONNX model");
+  if (parseModel(bytes, model) != Parse::Ok) throw ir::Error("not a valid ONNX model");
   std::vector<std::string> out;
   collectUnsupported(model.graph(), out);
   return out;

@@ -3,13 +3,12 @@
 // the data before anything is allocated, so a malformed or hostile file is
 // an error, never a huge allocation or an out-of-bounds read.
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
 #include "frontend/onnx/OnnxImporter.h"
+#include "runtime/FileIO.h"
 
 namespace graphc::frontend {
 
@@ -111,17 +110,7 @@ runtime::Tensor parseTensorProto(std::string_view bytes, const std::string& name
   return onnximport::tensorFromProto(proto, name);
 }
 
-namespace {
-std::string readBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ir::Error(fmt::format("{}: cannot open file", path));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-}  // namespace
-
-runtime::Tensor readTensorProtoFile(const std::string& path) { return parseTensorProto(readBytes(path), path); }
+runtime::Tensor readTensorProtoFile(const std::string& path) { return parseTensorProto(runtime::readFile(path), path); }
 
 std::string tensorProtoName(std::string_view bytes) {
   onnx::TensorProto proto;

@@ -7,6 +7,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <variant>
 
@@ -313,6 +315,53 @@ void expectRejected(const std::string& bytes, const std::string& message, const 
   EXPECT_FALSE(m.result.module);
   EXPECT_NE(m.errors.find("model.onnx:" + where + ": error: " + message), std::string::npos) << m.errors;
   EXPECT_EQ(m.result.unsupported.empty() ? "" : m.result.unsupported.front(), feature) << m.errors;
+}
+
+/// y = If(c) then (If(c) then ... x + 1 ...) else x, `depth` Ifs deep.
+onnx::GraphProto nestedIfGraph(int depth) {
+  onnx::GraphProto inner;
+  inner.set_name("innermost");
+  *inner.add_initializer() = floats("one", {}, {1});
+  addNode(inner, "Add", {"x", "one"}, {"level0"});
+  *inner.add_output() = valueInfo("level0", onnx::TensorProto::FLOAT, {int64_t{3}});
+  for (int level = 1; level <= depth; ++level) {
+    onnx::GraphProto outer;
+    outer.set_name(fmt::format("level{}", level));
+    if (level == depth) {
+      *outer.add_input() = valueInfo("c", onnx::TensorProto::BOOL, {});
+      *outer.add_input() = valueInfo("x", onnx::TensorProto::FLOAT, {int64_t{3}});
+    }
+    const std::string out = fmt::format("level{}", level);
+    onnx::NodeProto* n = addNode(outer, "If", {"c"}, {out}, fmt::format("if{}", level));
+    auto* a = n->add_attribute();
+    a->set_name("then_branch");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = inner;
+    auto* b = n->add_attribute();
+    b->set_name("else_branch");
+    b->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* other = b->mutable_g();
+    other->set_name("else");
+    addNode(*other, "Identity", {"x"}, {"else_out"});
+    *other->add_output() = valueInfo("else_out", onnx::TensorProto::FLOAT, {int64_t{3}});
+    *outer.add_output() = valueInfo(out, onnx::TensorProto::FLOAT, {int64_t{3}});
+    inner = std::move(outer);
+  }
+  return inner;
+}
+
+/// Protobuf's default recursion limit once cut nested Ifs off at 32 levels
+/// as "truncated or not ONNX"; they nest to the .graph parser's 64 now,
+/// and deeper is refused by name.
+TEST(OnnxImport, IfsNestSixtyFourDeepAndDeeperIsANamedLimit) {
+  Imported m = import(model(nestedIfGraph(40)));
+  ASSERT_TRUE(m.result.module) << m.errors;
+  Tensor c(DType::Bool, {}), x(DType::F32, {3});
+  c.setInt(0, 1);
+  EXPECT_EQ(compile(Graph(std::move(m.result.module)), {.device = Device::Cpu}).run({c, x})[0].getDouble(0), 1);
+  EXPECT_TRUE(import(model(nestedIfGraph(64))).result.module);
+  expectRejected(model(nestedIfGraph(65)), "the model nests subgraphs (If branches) more than 64 deep", "1:1");
+  expectRejected(model(nestedIfGraph(300)), "the model nests subgraphs (If branches) more than 64 deep", "1:1");
 }
 
 TEST(OnnxImportRejects, BytesThatAreNotAModel) {

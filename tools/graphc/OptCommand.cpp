@@ -1,6 +1,4 @@
 #include <cstdio>
-#include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -8,6 +6,7 @@
 #include "frontend/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
+#include "runtime/FileIO.h"
 #include "tools/graphc/Commands.h"
 
 namespace graphc::tools {
@@ -18,9 +17,12 @@ std::shared_ptr<const ir::SourceBuffer> readInput(const std::string& file, ir::D
   if (file != "-") return frontend::readSourceFile(file, diags);
   auto buffer = std::make_shared<ir::SourceBuffer>();
   buffer->name = "<stdin>";
-  std::ostringstream text;
-  text << std::cin.rdbuf();
-  buffer->text = text.str();
+  try {
+    buffer->text = runtime::readFile("/dev/stdin");
+  } catch (const ir::Error& e) {
+    diags.error({}, e.what());
+    return nullptr;
+  }
   return buffer;
 }
 

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "frontend/Api.h"
 #include "frontend/onnx/OnnxImporter.h"
+#include "runtime/FileIO.h"
 #include "runtime/Interpreter.h"
 
 namespace graphc::onnxtest {
@@ -34,14 +33,6 @@ std::vector<fs::path> testsOf(const fs::path& suiteDir) {
 }
 
 namespace {
-
-std::string readBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ir::Error(fmt::format("{}: cannot open file", path.string()));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 /// One test_data_set_N: inputs by graph input name, expected outputs in order.
 struct DataSet {
@@ -71,7 +62,7 @@ std::vector<DataSet> readDataSets(const fs::path& testDir, const std::vector<std
     set.name = dir.filename().string();
     std::vector<fs::path> inputs = numbered(dir, "input");
     for (size_t k = 0; k < inputs.size(); ++k) {
-      const std::string bytes = readBytes(inputs[k]);
+      const std::string bytes = runtime::readFile(inputs[k]);
       // Each file names its input; an unnamed one goes by position.
       std::string name = frontend::tensorProtoName(bytes);
       if (name.empty() && k < graphInputs.size()) name = graphInputs[k];
@@ -124,7 +115,7 @@ TestResult runTest(const fs::path& testDir, const std::string& suite, const RunO
   result.name = testDir.filename().string();
   std::string failure;  // a failure before any backend ran
   try {
-    const std::string model = readBytes(testDir / "model.onnx");
+    const std::string model = runtime::readFile(testDir / "model.onnx");
     result.unsupportedOps = frontend::unsupportedOnnxOps(model);
     if (!result.supported()) return result;
     {

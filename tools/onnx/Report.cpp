@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "ir/Diagnostics.h"
+#include "runtime/FileIO.h"
 
 namespace graphc::onnxtest {
 
@@ -142,13 +142,7 @@ std::string markdownSection(const std::vector<TestResult>& results, const std::v
 }
 
 void writeSection(const std::string& file, const std::string& name, const std::string& body) {
-  std::string text;
-  {
-    std::ifstream in(file);
-    std::ostringstream s;
-    s << in.rdbuf();
-    text = s.str();
-  }
+  std::string text = runtime::readFile(file);
   const std::string begin = fmt::format("<!-- BEGIN {} -->", name), end = fmt::format("<!-- END {} -->", name);
   const std::string section = begin + "\n" + body + end;
   const size_t b = text.find(begin), e = text.find(end);

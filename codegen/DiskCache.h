@@ -1,0 +1,43 @@
+// The on-disk cache of compiled code that both backends share (NVRTC's
+// cubins under cuda/, LLVM's objects under cpu/). A cache entry is loaded
+// and run as code, so the directory must be the user's own:
+//
+//   root   $GRAPHC_CACHE_DIR, else $XDG_CACHE_HOME/graphc, else
+//          ~/.cache/graphc (the home from $HOME, else the password
+//          database). Never a shared fallback such as /tmp: with no home
+//          there is no disk cache.
+//   dirs   created 0700; a directory not owned by the user, or writable by
+//          group or others, is refused (as ccache and pip refuse them), and
+//          the cache is off for the process, with one note on stderr.
+//   entry  a header (magic, key, payload size, checksum) then the payload;
+//          written 0600 to a temporary file and renamed into place. A read
+//          checks the header's size against the file's before allocating,
+//          and refuses a symlink, a file of another owner or one others may
+//          write; an entry that does not match is treated as a miss (and is
+//          rewritten by the caller).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace graphc::codegen {
+
+/// The cache directory for one kind of entry ("cuda", "cpu"), created if
+/// needed; nullopt when no safe directory is available (the reason is
+/// noted once on stderr).
+std::optional<std::filesystem::path> cacheDirectory(std::string_view kind);
+
+/// A 128-bit hash of `text`, as 32 hex digits: the name of an entry.
+std::string cacheKey(std::string_view text);
+
+/// The payload stored under `key` in `file`, or nullopt (missing, corrupt,
+/// unsafe, or written for another key).
+std::optional<std::string> readCacheEntry(const std::filesystem::path& file, std::string_view key);
+
+/// Stores `payload` under `key`; a failure only leaves the cache without
+/// the entry.
+void writeCacheEntry(const std::filesystem::path& file, std::string_view key, std::string_view payload);
+
+}  // namespace graphc::codegen

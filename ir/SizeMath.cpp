@@ -1,0 +1,49 @@
+#include "ir/SizeMath.h"
+
+#include <fmt/format.h>
+
+#include "ir/Diagnostics.h"
+
+namespace graphc::ir {
+
+std::optional<int64_t> mulSizes(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> addSizes(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> productOf(std::span<const int64_t> sizes) {
+  int64_t n = 1;
+  for (int64_t d : sizes)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  return n;
+}
+
+std::optional<int64_t> bytesOf(DType t, std::span<const int64_t> shape) {
+  std::optional<int64_t> n = productOf(shape);
+  return n ? mulSizes(*n, dtypeSize(t)) : std::nullopt;
+}
+
+int64_t checkedMul(int64_t a, int64_t b, std::string_view what) {
+  if (std::optional<int64_t> r = mulSizes(a, b)) return *r;
+  throw Error(fmt::format("{} overflows int64 ({} * {})", what, a, b));
+}
+
+int64_t checkedAdd(int64_t a, int64_t b, std::string_view what) {
+  if (std::optional<int64_t> r = addSizes(a, b)) return *r;
+  throw Error(fmt::format("{} overflows int64 ({} + {})", what, a, b));
+}
+
+std::optional<int64_t> alignUp(int64_t n, int64_t align) {
+  std::optional<int64_t> r = addSizes(n, align - 1);
+  if (!r) return std::nullopt;
+  return *r / align * align;
+}
+
+}  // namespace graphc::ir
