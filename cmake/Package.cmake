@@ -6,7 +6,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(graphc_members graphc_ir graphc_runtime graphc_passes graphc_frontend)
+set(graphc_members graphc_ir graphc_runtime graphc_reference graphc_runtime_cpu graphc_parser graphc_passes
+  graphc_kernel graphc_plan graphc_disk_cache graphc_backends graphc_api)
 set(GRAPHC_PACKAGE_HAS_CPU OFF)
 set(GRAPHC_PACKAGE_HAS_CUDA OFF)
 if(TARGET graphc_cpu)
@@ -21,7 +22,7 @@ if(TARGET graphc_cuda)
   set(GRAPHC_PACKAGE_HAS_CUDA ON)
 endif()
 
-add_library(graphc_shared SHARED frontend/Version.cpp)
+add_library(graphc_shared SHARED frontend/api/Version.cpp)
 # Whole archives, so that every symbol of the public headers is in the .so;
 # then the members themselves, for their own dependencies. (CMake's
 # WHOLE_ARCHIVE feature refuses members that depend on each other.)
@@ -49,14 +50,14 @@ add_library(graphc::graphc ALIAS graphc_shared)
 # The public headers: the umbrella and what it includes, at their source
 # paths under include/graphc/ (so their own includes resolve).
 set(graphc_public_headers
-  frontend/Api.h frontend/Tracer.h frontend/Compiled.h
-  ir/Attribute.h ir/Diagnostics.h ir/DType.h ir/Graph.h ir/MemoryPlan.h ir/Ops.h ir/ops.def ir/Type.h
+  frontend/api/Api.h frontend/api/Tracer.h frontend/api/Compiled.h codegen/Backend.h
+  ir/Attribute.h ir/Diagnostics.h ir/DType.h ir/Graph.h ir/Ops.h ir/ops.def ir/Type.h
   runtime/Executable.h runtime/Tensor.h)
 foreach(header IN LISTS graphc_public_headers)
   get_filename_component(folder ${header} DIRECTORY)
   install(FILES ${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/graphc/${folder})
 endforeach()
-install(FILES frontend/graphc.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/graphc)
+install(FILES frontend/api/graphc.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/graphc)
 
 install(TARGETS graphc_shared EXPORT graphcTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

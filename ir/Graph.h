@@ -12,7 +12,6 @@
 
 #include "ir/Attribute.h"
 #include "ir/Diagnostics.h"
-#include "ir/MemoryPlan.h"
 #include "ir/Ops.h"
 #include "ir/Type.h"
 
@@ -124,9 +123,6 @@ class Graph {
   Region body;
   std::vector<TensorType> resultTypes;
   SourceLoc loc;
-  /// Set by the memory-plan pass; not part of the text form (dumps stay
-  /// round-trippable), shown by `graphc compile --emit=graph`.
-  std::optional<MemoryPlan> memoryPlan;
 };
 
 class Module {

@@ -24,8 +24,10 @@
 
 #include "ir/ShapeRules.h"
 #include "passes/Passes.h"
+#include "ir/Builder.h"
 #include "passes/RewriteUtils.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Constants.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc::passes {
 
@@ -179,7 +181,7 @@ class Canonicalizer {
     if (!count || *count > kMaxFoldElements) return false;
     std::vector<runtime::Tensor> operands;
     for (const ir::Value* v : n.operands) {
-      auto t = constantTensor(v);
+      auto t = runtime::constantTensor(v);
       if (!t || t->numel() > kMaxFoldElements) return false;
       operands.push_back(*t);
     }

@@ -3,7 +3,8 @@
 // branch's parameters standing for the cond's operands. The cond itself is
 // left dead for dce. Works in nested regions too. Changed: a cond folded.
 #include "passes/Passes.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::passes {
 

@@ -8,7 +8,8 @@
 // cond. NaN or inf in the branch not taken is harmless: where discards it.
 // Changed: a cond became a select.
 #include "passes/Passes.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::passes {
 
@@ -40,7 +41,7 @@ bool selectConds(ir::Region& r) {
     pos += thenRegion.nodes().size();
     std::vector<ir::Value*> elseResults = ir::inlineRegion(elseRegion, r, pos, args);
     pos += elseRegion.nodes().size();
-    NodeBuilder b(r, pos, n.loc);
+    ir::NodeBuilder b(r, pos, n.loc);
     for (size_t k = 0; k < n.numResults(); ++k)
       r.replaceAllUses(n.result(k), b.op(ir::OpId::Where, {n.operands[0], thenResults[k], elseResults[k]}));
     pos = b.position();  // n is here now, dead

@@ -21,7 +21,8 @@
 
 #include "ir/ShapeRules.h"
 #include "passes/Passes.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::passes {
 
@@ -159,7 +160,7 @@ class Decomposer {
   }
 
   ir::Node& n_;
-  NodeBuilder b_;
+  ir::NodeBuilder b_;
 };
 
 bool decompose(ir::Region& r) {

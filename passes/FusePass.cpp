@@ -57,7 +57,10 @@
 
 #include "ir/ShapeRules.h"
 #include "passes/Passes.h"
+#include "ir/Builder.h"
+#include "ir/KernelKind.h"
 #include "passes/RewriteUtils.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::passes {
 
@@ -479,11 +482,12 @@ class Fuser {
 
   // ---- step 5 ----
 
-  static std::string_view kindName(Kind k) {
+  /// The kernel a group becomes (its `kind` attribute).
+  static ir::KernelKind kernelKind(Kind k) {
     switch (k) {
-      case Kind::Reduction: return "reduction";
-      case Kind::Matmul: return "matmul_epilogue";
-      default: return "pointwise";
+      case Kind::Reduction: return ir::KernelKind::Reduction;
+      case Kind::Matmul: return ir::KernelKind::MatmulEpilogue;
+      default: return ir::KernelKind::Pointwise;
     }
   }
 
@@ -500,7 +504,7 @@ class Fuser {
       Kind kind = g.kind == Kind::Single ? (g.members[0]->op == OpId::Concat ? Kind::Pointwise : Kind::Reduction)
                                          : g.kind;
       ir::AttrMap attrs;
-      attrs.set("kind", ir::Attribute::ofString(std::string(kindName(kind))));
+      attrs.set("kind", ir::Attribute::ofString(std::string(ir::kernelKindName(kernelKind(kind)))));
       attrs.set("name", ir::Attribute::ofString("k"));  // numberKernels names it
       std::unordered_set<const ir::Node*> inside(g.members.begin(), g.members.end());
       // Parameters: values read from outside, scalar constants excepted.

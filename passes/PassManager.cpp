@@ -70,7 +70,6 @@ void addDefaultPipeline(PassManager& pm) {
   pm.add(createPass("cse"));
   pm.add(createPass("dce"));
   pm.add(createPass("fuse"));
-  pm.add(createPass("memory-plan"));
 }
 
 bool addPipeline(PassManager& pm, std::string_view spec, ir::DiagnosticEngine& diags) {

@@ -9,16 +9,16 @@
 #include <fmt/format.h>
 
 #include "codegen/cpu/Jit.h"
-#include "ir/KernelIR.h"
+#include "codegen/kernel/KernelIR.h"
 #include "ir/Printer.h"
 #include "ir/SizeMath.h"
-#include "runtime/CpuEigh.h"
-#include "runtime/CpuGemm.h"
+#include "runtime/cpu/Eigh.h"
+#include "runtime/cpu/Gemm.h"
 #include "runtime/Half.h"
-#include "runtime/Interpreter.h"
-#include "runtime/ReferenceOps.h"
-#include "runtime/StepPlan.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/reference/Interpreter.h"
+#include "runtime/reference/ReferenceOps.h"
+#include "codegen/StepPlan.h"
+#include "runtime/cpu/ThreadPool.h"
 
 namespace graphc::codegen::cpu {
 
@@ -26,9 +26,9 @@ namespace {
 
 using runtime::Tensor;
 
-using runtime::RegionPlan;
-using runtime::SlotPlan;
-using runtime::StepPlan;
+using codegen::RegionPlan;
+using codegen::SlotPlan;
+using codegen::StepPlan;
 
 int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
   int64_t n = 1;
@@ -39,9 +39,8 @@ int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes
 /// Compiles every kernel of `kernels` up front, in parallel on the thread
 /// pool (each kernel's compile is independent); the result is indexed like
 /// StepPlan::kernel.
-std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const runtime::LoweredKernels& lowered, CompileReport* report) {
+std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen::LoweredKernels& lowered, CompileReport* report) {
   std::vector<std::shared_ptr<const CompiledKernel>> compiled(lowered.kernels.size());
-  const auto start = std::chrono::steady_clock::now();
   runtime::ThreadPool::global().parallelFor(static_cast<int64_t>(compiled.size()), 1, [&](int64_t begin, int64_t end, int) {
     for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
       try {
@@ -51,11 +50,10 @@ std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const runtime:
       }
     }
   });
-  if (report) {
-    report->wallSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (report)
     for (size_t i = 0; i < compiled.size(); ++i)
-      report->kernels.push_back({lowered.kernels[i]->name, compiled[i]->compileSeconds, compiled[i]->fromCache});
-  }
+      report->add(fmt::format("kernel {}{}", lowered.kernels[i]->name, compiled[i]->fromCache ? " (cached)" : ""),
+                  compiled[i]->compileSeconds, /*detail=*/true);
   return compiled;
 }
 
@@ -121,8 +119,8 @@ class Binder {
       for (int k = 0; k < 2; ++k) b.branches[k] = bind(*s.branches[k], operands, b.outputs, nullptr);
     }
     if (s.kind != StepPlan::Kind::Kernel && s.kind != StepPlan::Kind::Gemm) return b;
-    runtime::checkReductionRows(s, sizes_);
-    const ir::kernel::Kernel& k = *s.kernelIR;
+    codegen::checkReductionRows(s, sizes_);
+    const codegen::kernel::Kernel& k = *s.kernelIR;
     b.kernel = kernels_.at(static_cast<size_t>(s.kernel)).get();
     for (Tensor& t : b.inputs) b.buffers.push_back(t.data());
     for (Tensor& t : b.outputs) b.buffers.push_back(t.data());
@@ -130,7 +128,7 @@ class Binder {
     b.total = extent(k.outer, sizes_);
     if (s.kind == StepPlan::Kind::Kernel) {
       // Chunks of at least ~32k elements of work: below that, threads cost more than they save.
-      const int64_t perPoint = k.kind == "reduction" ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
+      const int64_t perPoint = k.kind == ir::KernelKind::Reduction ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
       b.grain = std::max<int64_t>(1, 32768 / perPoint);
       b.cancelPiece = std::max<int64_t>(1, runtime::kCancelCheckWork / perPoint);
     } else {
@@ -139,8 +137,8 @@ class Binder {
     return b;
   }
 
-  void bindGemm(const ir::kernel::Kernel& k, BoundStep& b) {
-    const ir::kernel::Gemm& g = *k.gemm;
+  void bindGemm(const codegen::kernel::Kernel& k, BoundStep& b) {
+    const codegen::kernel::Gemm& g = *k.gemm;
     const Tensor& a = b.inputs[static_cast<size_t>(g.a)];
     const Tensor& w = b.inputs[static_cast<size_t>(g.b)];
     runtime::cpu::GemmProblem& p = b.gemm;
@@ -206,7 +204,7 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
       return;
     }
     case StepPlan::Kind::Gemm: {
-      const ir::kernel::Gemm& g = *s.plan->kernelIR->gemm;
+      const codegen::kernel::Gemm& g = *s.plan->kernelIR->gemm;
       if (!s.gemmA.empty() || !s.gemmB.empty()) {
         widen(s.inputs[static_cast<size_t>(g.a)], s.gemmA);
         widen(s.inputs[static_cast<size_t>(g.b)], s.gemmB);
@@ -323,9 +321,9 @@ class CpuExecutable final : public runtime::Executable {
     Call call;
     // The plan's size is a multiple of the alignment (ArenaOffset); one more
     // line keeps a zero-byte arena a valid allocation.
-    const int64_t bytes = graph_.memoryPlan ? graph_.memoryPlan->peak.evaluate(sizes) : 0;
-    const int64_t allocation = ir::checkedAdd(bytes, ir::kArenaAlignment, "the arena size");
-    call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(ir::kArenaAlignment, static_cast<size_t>(allocation))));
+    const int64_t bytes = plan_->arenaSize.evaluate(sizes);
+    const int64_t allocation = ir::checkedAdd(bytes, kArenaAlignment, "the arena size");
+    call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, static_cast<size_t>(allocation))));
     if (!call.arena) throw ir::Error(fmt::format("out of memory allocating the {}-byte arena", bytes));
     call.region = Binder(sizes, kernels_).bind(*plan_, inputs, outputs, call.arena.get());
     return call;
@@ -342,9 +340,9 @@ class CpuExecutable final : public runtime::Executable {
 }  // namespace
 
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report) {
-  const runtime::LoweredKernels lowered = runtime::lowerKernels(g);
+  const codegen::LoweredKernels lowered = codegen::lowerKernels(g);
   auto kernels = compileKernels(lowered, report);
-  auto plan = runtime::planRegion(g.body, g.memoryPlan ? &*g.memoryPlan : nullptr, lowered.kernels, lowered.position);
+  auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
   return std::make_unique<CpuExecutable>(g, std::move(kernels), std::move(plan));
 }
 

@@ -9,24 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "codegen/Backend.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
 
 namespace graphc::codegen::cpu {
 
-struct KernelCompileTime {
-  std::string kernel;
-  double seconds = 0;
-  bool fromCache = false;
-};
-
-struct CompileReport {
-  std::vector<KernelCompileTime> kernels;  // in program order, branches included
-  double wallSeconds = 0;                  // all kernels, compiled in parallel
-};
-
 /// Throws ir::LocatedError (at the node) for a kernel the backend cannot
-/// compile. The Executable refers to `g`, which must outlive it. `report`, if given, receives each kernel's compile time.
+/// compile. The Executable refers to `g`, which must outlive it. `report`,
+/// if given, receives each kernel's compile time as a detail stage.
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report = nullptr);
 
 }  // namespace graphc::codegen::cpu

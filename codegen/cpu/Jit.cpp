@@ -77,10 +77,10 @@ const llvm::VecDesc kAvx512VectorFunctions[] = {
 };
 
 /// The cache key: the kernel IR without the kernel's name.
-std::string cacheKey(const ir::kernel::Kernel& k) {
-  ir::kernel::Kernel unnamed = k;
+std::string cacheKey(const codegen::kernel::Kernel& k) {
+  codegen::kernel::Kernel unnamed = k;
   unnamed.name.clear();
-  return ir::kernel::print(unnamed);
+  return codegen::kernel::print(unnamed);
 }
 
 }  // namespace
@@ -140,7 +140,7 @@ struct Jit::Impl {
   }
 
   /// A module holding kernel `k` as `name`, optimised at O3 for the host.
-  std::unique_ptr<llvm::Module> build(const ir::kernel::Kernel& k, const std::string& name, llvm::LLVMContext& ctx) {
+  std::unique_ptr<llvm::Module> build(const codegen::kernel::Kernel& k, const std::string& name, llvm::LLVMContext& ctx) {
     llvm::TargetMachine& tm = threadMachine();
     auto m = std::make_unique<llvm::Module>("graphc." + k.name, ctx);
     m->setDataLayout(tm.createDataLayout());
@@ -202,7 +202,7 @@ Jit& Jit::instance() {
   return jit;
 }
 
-std::shared_ptr<const CompiledKernel> Jit::compile(const ir::kernel::Kernel& k) {
+std::shared_ptr<const CompiledKernel> Jit::compile(const codegen::kernel::Kernel& k) {
   const std::string key = cacheKey(k);
   {
     std::lock_guard lock(impl_->cacheMutex);
@@ -241,7 +241,7 @@ std::shared_ptr<const CompiledKernel> Jit::compile(const ir::kernel::Kernel& k) 
   return compiled;
 }
 
-std::string Jit::emitLLVM(const ir::kernel::Kernel& k) {
+std::string Jit::emitLLVM(const codegen::kernel::Kernel& k) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx);
   std::string text;
@@ -250,7 +250,7 @@ std::string Jit::emitLLVM(const ir::kernel::Kernel& k) {
   return text;
 }
 
-std::string Jit::emitAsm(const ir::kernel::Kernel& k) {
+std::string Jit::emitAsm(const codegen::kernel::Kernel& k) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx);
   return std::string(impl_->codegen(*m, llvm::CodeGenFileType::AssemblyFile)->getBuffer());

@@ -42,12 +42,12 @@ class Jit {
   /// Compiles `k`, or returns the cached kernel with the same IR (then
   /// fromCache is set and compileSeconds is 0). Thread-safe: kernels
   /// compiled from several threads compile in parallel.
-  std::shared_ptr<const CompiledKernel> compile(const ir::kernel::Kernel& k);
+  std::shared_ptr<const CompiledKernel> compile(const codegen::kernel::Kernel& k);
 
   /// The optimised LLVM IR / host assembly of `k` (what --emit=llvm and
   /// --emit=asm print); the function is named after the kernel.
-  std::string emitLLVM(const ir::kernel::Kernel& k);
-  std::string emitAsm(const ir::kernel::Kernel& k);
+  std::string emitLLVM(const codegen::kernel::Kernel& k);
+  std::string emitAsm(const codegen::kernel::Kernel& k);
 
   ~Jit();
 

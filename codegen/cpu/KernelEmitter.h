@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/KernelIR.h"
+#include "codegen/kernel/KernelIR.h"
 
 namespace llvm {
 class Function;
@@ -36,10 +36,10 @@ struct KernelSignature {
 };
 
 /// The symbolic sizes a kernel reads, sorted (the `sizes` argument's order).
-KernelSignature signatureOf(const ir::kernel::Kernel& k);
+KernelSignature signatureOf(const codegen::kernel::Kernel& k);
 
 /// Emits `k` as a function named `name` into `m` (whose data layout and
 /// triple are set); throws ir::Error for an expression it cannot lower.
-llvm::Function* emitKernel(const ir::kernel::Kernel& k, const std::string& name, llvm::Module& m);
+llvm::Function* emitKernel(const codegen::kernel::Kernel& k, const std::string& name, llvm::Module& m);
 
 }  // namespace graphc::codegen::cpu

@@ -7,7 +7,7 @@
 
 namespace graphc::codegen::cuda {
 
-using namespace ir::kernel;
+using namespace codegen::kernel;
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <memory>
 #include <optional>
 
-#include "ir/KernelIR.h"
+#include "codegen/kernel/KernelIR.h"
 
 namespace graphc::codegen::cuda {
 
@@ -26,7 +26,7 @@ struct LtEpilogue {
 };
 
 /// Whether cuBLASLt can compute kernel `k` (pure: unit-tested).
-std::optional<LtEpilogue> matchLtEpilogue(const ir::kernel::Kernel& k);
+std::optional<LtEpilogue> matchLtEpilogue(const codegen::kernel::Kernel& k);
 
 /// One bound cuBLASLt matmul: descriptors and the heuristic's algorithm,
 /// chosen once per binding.

@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/KernelIR.h"
+#include "codegen/kernel/KernelIR.h"
 
 namespace graphc::codegen::cuda {
 
@@ -83,9 +83,9 @@ struct EmitOptions {
 
 /// Emits every kernel into one module. Throws ir::Error for an expression
 /// the backend cannot lower.
-CudaModule emitModule(const std::vector<const ir::kernel::Kernel*>& kernels, const EmitOptions& options = {});
+CudaModule emitModule(const std::vector<const codegen::kernel::Kernel*>& kernels, const EmitOptions& options = {});
 
 /// Which strategy a kernel gets (exposed for tests).
-Strategy chooseStrategy(const ir::kernel::Kernel& k);
+Strategy chooseStrategy(const codegen::kernel::Kernel& k);
 
 }  // namespace graphc::codegen::cuda

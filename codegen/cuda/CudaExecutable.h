@@ -31,24 +31,11 @@
 #include <string>
 
 #include "codegen/cuda/CudaEmitter.h"
+#include "codegen/Backend.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
 
 namespace graphc::codegen::cuda {
-
-enum class MatmulImpl { Generated, CublasLt };
-
-struct CompileOptions {
-  std::string arch;  // sm_80, sm_90; empty: the device's
-  MatmulImpl matmul = MatmulImpl::Generated;
-};
-
-struct CompileReport {
-  std::string arch;
-  size_t kernels = 0;
-  double nvrtcSeconds = 0;
-  std::string cache;  // where the cubin came from: nvrtc, memory or disk
-};
 
 /// The CUDA C++ module of `g`'s kernels, in program order (needs no device).
 CudaModule emitGraph(const ir::Graph& g);
@@ -57,6 +44,7 @@ CudaModule emitGraph(const ir::Graph& g);
 /// without a usable device, ir::LocatedError (at the node) for a kernel
 /// the backend cannot lower, ir::Error with NVRTC's log if it cannot
 /// compile. The Executable refers to `g`, which must outlive it.
+/// `report`, if given, gets NVRTC's stage (where the cubin came from).
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const CompileOptions& options = {},
                                                   CompileReport* report = nullptr);
 

@@ -56,7 +56,7 @@ __device__ __forceinline__ i64 float_to_i64(double v) {
 }
 
 // index_select / gather: a loaded index, negative from the end, clamped
-// into [0, n) (ir::kernel::wrapIndex).
+// into [0, n) (codegen::kernel::wrapIndex).
 __device__ __forceinline__ i64 wrap_index(i64 i, i64 n) {
   if (i < 0) i += n;
   return i < 0 ? 0 : (i >= n ? n - 1 : i);

@@ -9,7 +9,8 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/Importer.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -57,7 +58,7 @@ void convertIf(NodeContext& c) {
       value = importer.knownValue(outer);
     for (auto [region, scope] : {std::pair{&thenRegion, &thenScope}, std::pair{&elseRegion, &elseScope}}) {
       if (value) {
-        ir::Value* copy = passes::insertConstant(*region, region->nodes().size(), *value, c.loc);
+        ir::Value* copy = runtime::insertConstant(*region, region->nodes().size(), *value, c.loc);
         copy->name = outer->name;
         scope->values[name] = copy;
       } else {

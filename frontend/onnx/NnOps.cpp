@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -66,7 +67,7 @@ std::pair<ir::Value*, ir::Value*> moments(NodeContext& c, ir::Value* x, const st
 /// and B of LayerNormalization be broadcastable rather than equal).
 ir::Value* fitTo(NodeContext& c, ir::Value* p, const ir::Shape& normalized) {
   if (p->type.shape == normalized) return p;
-  return c.op(OpId::Expand, {p}, oneAttr("shape", passes::shapeAttribute(normalized)));
+  return c.op(OpId::Expand, {p}, oneAttr("shape", ir::shapeAttribute(normalized)));
 }
 
 void layerNormalization(NodeContext& c) {
@@ -163,7 +164,7 @@ void dropout(NodeContext& c) {
   if (c.intAttr("is_test", 1) == 0) c.unsupported("training_mode", "training-mode dropout (is_test = 0) is not supported");
   c.setOutput(0, x);
   if (c.outputWanted(1)) {
-    c.setOutput(1, c.op(OpId::Expand, {c.scalar(ir::DType::Bool, 1)}, oneAttr("shape", passes::shapeAttribute(x->type.shape))));
+    c.setOutput(1, c.op(OpId::Expand, {c.scalar(ir::DType::Bool, 1)}, oneAttr("shape", ir::shapeAttribute(x->type.shape))));
   }
 }
 

@@ -8,7 +8,8 @@
 
 #include "frontend/onnx/Importer.h"
 #include "ir/SizeMath.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -156,11 +157,11 @@ ir::Value* NodeContext::withTrailingOnes(ir::Value* v, int64_t count) {
 }
 
 ir::Value* NodeContext::constantOf(const runtime::Tensor& value) {
-  return passes::insertConstant(region, region.nodes().size(), value, loc);
+  return runtime::insertConstant(region, region.nodes().size(), value, loc);
 }
 
 ir::Value* NodeContext::scalar(ir::DType dtype, double value) {
-  return passes::insertScalarConstant(region, region.nodes().size(), dtype, value, loc);
+  return ir::insertScalarConstant(region, region.nodes().size(), dtype, value, loc);
 }
 
 bool NodeContext::outputWanted(size_t k) const {

@@ -10,9 +10,10 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include "ir/Verifier.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 #include "runtime/FileIO.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc::frontend {
 
@@ -148,7 +149,7 @@ void Importer::checkOutputType(const onnx::ValueInfoProto& info, const ir::Value
 
 ir::Value* Importer::materialize(Scope& scope, const std::string& name, const onnx::TensorProto& proto) {
   runtime::Tensor t = tensorFromProto(proto, fmt::format("initializer '{}'", printable(name)));
-  ir::Value* v = passes::insertConstant(*scope.region, scope.region->nodes().size(), t, lineLoc(1));
+  ir::Value* v = runtime::insertConstant(*scope.region, scope.region->nodes().size(), t, lineLoc(1));
   v->name = identifier(name);
   scope.values[name] = v;
   known_[v] = std::move(t);
@@ -194,7 +195,7 @@ std::optional<runtime::Tensor> Importer::knownValue(ir::Value* root, bool specia
       continue;
     }
     if (n->op == ir::OpId::Constant || n->op == ir::OpId::Full) {
-      if (auto t = passes::constantTensor(v)) known_[v] = *t;
+      if (auto t = runtime::constantTensor(v)) known_[v] = *t;
       else unknown.insert(v);
       continue;
     }
@@ -230,7 +231,7 @@ ir::Value* Importer::specialise(ir::Value* v) {
   if (t.type() != v->type)
     throw ir::Error(fmt::format("the value given for input '{}' is {}, the model declares {}", printable(name->second),
                                 ir::toString(t.type()), ir::toString(v->type)));
-  ir::Value* c = passes::insertConstant(graph_->body, 0, t, v->loc);
+  ir::Value* c = runtime::insertConstant(graph_->body, 0, t, v->loc);
   c->name = v->name;
   graph_->body.replaceAllUses(v, c);
   for (Scope* s = current_; s; s = s->parent)

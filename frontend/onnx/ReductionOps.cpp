@@ -4,7 +4,8 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -94,7 +95,7 @@ void softmax(NodeContext& c) {
     inner = checkedMul(c, inner, x->type.shape[d].size);
   }
   ir::Value* y = c.op(op, {c.op(OpId::Reshape, {x}, oneAttr("shape", ir::Attribute::ofInts({-1, inner})))}, last);
-  c.setOutput(0, c.op(OpId::Reshape, {y}, oneAttr("shape", passes::shapeAttribute(x->type.shape))));
+  c.setOutput(0, c.op(OpId::Reshape, {y}, oneAttr("shape", ir::shapeAttribute(x->type.shape))));
 }
 
 const OpMapping kOps[] = {

@@ -9,7 +9,8 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
-#include "passes/RewriteUtils.h"
+#include "ir/Builder.h"
+#include "runtime/reference/Constants.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -19,12 +20,12 @@ using ir::OpId;
 
 ir::Value* reshape(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
   if (x->type.shape == shape) return x;
-  return c.op(OpId::Reshape, {x}, oneAttr("shape", passes::shapeAttribute(shape)));
+  return c.op(OpId::Reshape, {x}, oneAttr("shape", ir::shapeAttribute(shape)));
 }
 
 ir::Value* expand(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
   if (x->type.shape == shape) return x;
-  return c.op(OpId::Expand, {x}, oneAttr("shape", passes::shapeAttribute(shape)));
+  return c.op(OpId::Expand, {x}, oneAttr("shape", ir::shapeAttribute(shape)));
 }
 
 ir::Value* slice(NodeContext& c, ir::Value* x, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
@@ -170,7 +171,7 @@ void reshapeOp(NodeContext& c) {
       shape.push_back(target.dims[k]);
     }
   }
-  c.setOutput(0, c.op(OpId::Reshape, {x}, oneAttr("shape", passes::shapeAttribute(shape))));
+  c.setOutput(0, c.op(OpId::Reshape, {x}, oneAttr("shape", ir::shapeAttribute(shape))));
 }
 
 void flatten(NodeContext& c) {

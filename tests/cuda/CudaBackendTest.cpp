@@ -15,7 +15,7 @@
 #include "codegen/cuda/CudaExecutable.h"
 #include "codegen/cuda/CudaRuntime.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Npy.h"
 #include "runtime/Random.h"
 #include "GoldenCases.h"
@@ -295,8 +295,8 @@ TEST(CudaCublasLt, LinearBiasReluMatchesReference) {
     auto original = testing::parseOk(text);
     auto m = testing::optimisedOk(text);
     ASSERT_TRUE(original && m);
-    codegen::cuda::CompileOptions options;
-    options.matmul = codegen::cuda::MatmulImpl::CublasLt;
+    codegen::CompileOptions options;
+    options.matmul = codegen::MatmulImpl::CublasLt;
     auto exe = codegen::cuda::compileGraph(*m->entry(), options);
     EXPECT_NE(exe->describe().find("cublaslt"), std::string::npos) << exe->describe();
     const std::vector<Tensor> inputs = testing::randomInputs(*m->entry(), 3);

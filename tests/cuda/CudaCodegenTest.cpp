@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/Lowering.h"
 #include "codegen/DiskCache.h"
 #include "codegen/cuda/CublasLtGemm.h"
 #include "codegen/cuda/CudaEigh.h"
@@ -80,7 +82,7 @@ TEST_P(CudaRandomGraphsCompile, WithNvrtcForSm80AndSm90) {
   const int batch = GetParam();
   const bool f32 = batch >= 4;
   std::vector<std::unique_ptr<ir::Module>> modules;
-  std::vector<ir::kernel::Kernel> kernels;
+  std::vector<codegen::kernel::Kernel> kernels;
   bool conditions = false, eigh = false;
   for (int s = 0; s < 25; ++s) {
     const uint64_t seed = static_cast<uint64_t>(1 + (batch % 4) * 25 + s);
@@ -88,8 +90,8 @@ TEST_P(CudaRandomGraphsCompile, WithNvrtcForSm80AndSm90) {
     options.useF32 = f32;
     auto m = testing::optimisedOk(difftest::randomGraph(seed, options));
     ASSERT_TRUE(m) << "seed " << seed;
-    for (const ir::Node* f : ir::kernel::fusedOps(m->entry()->body)) {
-      kernels.push_back(ir::kernel::lower(*f));
+    for (const ir::Node* f : codegen::kernel::fusedOps(m->entry()->body)) {
+      kernels.push_back(codegen::kernel::lower(*f));
       kernels.back().name = fmt::format("g{}_{}", seed, kernels.back().name);
     }
     const std::string text = ir::print(*m);
@@ -97,7 +99,7 @@ TEST_P(CudaRandomGraphsCompile, WithNvrtcForSm80AndSm90) {
     eigh |= text.find("eigh") != std::string::npos;
     modules.push_back(std::move(m));
   }
-  std::vector<const ir::kernel::Kernel*> pointers;
+  std::vector<const codegen::kernel::Kernel*> pointers;
   for (const auto& k : kernels) pointers.push_back(&k);
   codegen::cuda::EmitOptions emit;
   emit.conditions = conditions;
@@ -343,11 +345,11 @@ TEST(CudaEighDispatch, OlderCusolverUsesJacobiForSmallNAndALoopForLarge) {
   EXPECT_TRUE(codegen::cuda::planEigh(8, 0, 11701).calls.empty());
 }
 
-ir::kernel::Kernel onlyKernel(const std::string& text) {
+codegen::kernel::Kernel onlyKernel(const std::string& text) {
   auto m = testing::optimisedOk(text);
-  const auto fused = ir::kernel::fusedOps(m->entry()->body);
+  const auto fused = codegen::kernel::fusedOps(m->entry()->body);
   EXPECT_EQ(fused.size(), 1u);
-  return ir::kernel::lower(*fused.at(0));
+  return codegen::kernel::lower(*fused.at(0));
 }
 
 TEST(CublasLtDispatch, MatchesBiasActivationEpilogues) {

@@ -16,10 +16,12 @@
 
 #include <fmt/format.h>
 
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/Lowering.h"
 #include "codegen/cuda/CudaEmitter.h"
 #include "codegen/cuda/Preamble.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
 #include "HostEmulation.h"
 #include "KernelEval.h"
@@ -79,7 +81,7 @@ int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes
 
 /// Runs kernel `k` (emitted as `info`) on random inputs, emulated and
 /// through the evaluator; returns what differed, empty if nothing.
-std::string check(const HostModule& module, const ir::kernel::Kernel& k, const codegen::cuda::CudaKernel& info, uint64_t seed,
+std::string check(const HostModule& module, const codegen::kernel::Kernel& k, const codegen::cuda::CudaKernel& info, uint64_t seed,
                   const ir::SymbolBindings& given = {}) {
   ir::SymbolBindings sizes = given;
   for (const std::string& s : info.symbols)
@@ -115,14 +117,14 @@ std::string check(const HostModule& module, const ir::kernel::Kernel& k, const c
     extents.insert(extents.end(), {batch, M, N, a.shape().back()});
   } else {
     extents.push_back(total);
-    if (k.kind == "reduction") extents.push_back(extent(k.reduceSizes, sizes));
+    if (k.kind == ir::KernelKind::Reduction) extents.push_back(extent(k.reduceSizes, sizes));
   }
   std::vector<void*> args;
   for (void*& p : pointers) args.push_back(&p);
   for (int64_t& e : extents) args.push_back(&e);
   auto launch = module.launch(info.name);
   if (!launch) return "no launch wrapper for " + info.name;
-  launch(args.data(), k.gemm || k.kind == "reduction" ? static_cast<unsigned>(info.blockThreads) : 1u);
+  launch(args.data(), k.gemm || k.kind == ir::KernelKind::Reduction ? static_cast<unsigned>(info.blockThreads) : 1u);
   const std::vector<Tensor> want = difftest::evaluateKernel(k, inputs, sizes);
   std::string failures;
   for (size_t o = 0; o < want.size(); ++o) {
@@ -145,20 +147,20 @@ std::string check(const HostModule& module, const ir::kernel::Kernel& k, const c
 void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& graphs, const std::string& tag,
                         const ir::SymbolBindings& sizes = {}) {
   std::vector<std::unique_ptr<ir::Module>> modules;
-  std::vector<ir::kernel::Kernel> kernels;
+  std::vector<codegen::kernel::Kernel> kernels;
   std::vector<std::string> origin;
   for (const auto& [what, text] : graphs) {
     auto m = testing::optimisedOk(text);
     ASSERT_TRUE(m) << what;
-    for (const ir::Node* f : ir::kernel::fusedOps(m->entry()->body)) {
-      ir::kernel::Kernel k = ir::kernel::lower(*f);
+    for (const ir::Node* f : codegen::kernel::fusedOps(m->entry()->body)) {
+      codegen::kernel::Kernel k = codegen::kernel::lower(*f);
       k.name = fmt::format("g{}_{}", origin.size(), k.name);
       kernels.push_back(std::move(k));
       origin.push_back(what);
     }
     modules.push_back(std::move(m));
   }
-  std::vector<const ir::kernel::Kernel*> pointers;
+  std::vector<const codegen::kernel::Kernel*> pointers;
   for (const auto& k : kernels) pointers.push_back(&k);
   const codegen::cuda::CudaModule module = codegen::cuda::emitModule(pointers);
   HostModule host(module.source, tag);
@@ -169,7 +171,7 @@ void expectKernelsMatch(const std::vector<std::pair<std::string, std::string>>& 
     warpRows += module.kernels[i].strategy == codegen::cuda::Strategy::WarpPerRow;
     cachedRows += module.kernels[i].rowChunks > 0;
     const std::string failures = check(host, kernels[i], module.kernels[i], 100 + i, sizes);
-    EXPECT_TRUE(failures.empty()) << origin[i] << ":\n" << failures << ir::kernel::print(kernels[i]);
+    EXPECT_TRUE(failures.empty()) << origin[i] << ":\n" << failures << codegen::kernel::print(kernels[i]);
   }
   EXPECT_GT(kernels.size(), 0u);
   ::testing::Test::RecordProperty("kernels", static_cast<int>(kernels.size()));

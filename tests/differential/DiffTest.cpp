@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include "codegen/cpu/CpuExecutable.h"
-#include "frontend/Parser.h"
+#include "frontend/parser/Parser.h"
 #include "KernelEval.h"
-#include "ir/KernelIR.h"
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/KernelIR.h"
+#include "codegen/kernel/Lowering.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
 
 namespace graphc::difftest {
@@ -86,9 +88,9 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
   if (!reparsed || ir::print(*reparsed) != dump) return fail("the optimised graph does not round-trip:\n" + dump);
 
   // Every kernel the pipeline formed must lower to the kernel IR.
-  for (const ir::Node* n : ir::kernel::fusedOps(optimised->entry()->body)) {
+  for (const ir::Node* n : codegen::kernel::fusedOps(optimised->entry()->body)) {
     try {
-      ir::kernel::lower(*n);
+      codegen::kernel::lower(*n);
     } catch (const ir::Error& e) {
       return fail(std::string("kernel lowering failed: ") + e.what() + "\n" + dump);
     }
@@ -101,13 +103,13 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
   auto checkKernel = [&](const ir::Node& n, const std::vector<runtime::Tensor>& operands,
                          const std::vector<runtime::Tensor>& results) {
     if (n.op != ir::OpId::Fused || !kernelMismatch.empty()) return;
-    std::vector<runtime::Tensor> fromIR = evaluateKernel(ir::kernel::lower(n), operands, sizes);
+    std::vector<runtime::Tensor> fromIR = evaluateKernel(codegen::kernel::lower(n), operands, sizes);
     for (size_t k = 0; k < results.size(); ++k)
       for (int64_t i = 0; i < results[k].numel(); ++i)
         if (!close(fromIR[k].getDouble(i), results[k].getDouble(i), kernelTolerance(options.useF32))) {
           kernelMismatch = fmt::format("kernel {} output {} element {}: {} from the kernel IR, {} from its body\n{}",
                                        n.attrs.find("name")->s, k, i, fromIR[k].getDouble(i), results[k].getDouble(i),
-                                       ir::kernel::print(ir::kernel::lower(n)));
+                                       codegen::kernel::print(codegen::kernel::lower(n)));
           return;
         }
   };

@@ -5,13 +5,13 @@
 #include <unordered_map>
 
 #include "ir/Diagnostics.h"
-#include "runtime/ReferenceOps.h"
+#include "runtime/reference/ReferenceOps.h"
 
 namespace graphc::difftest {
 
 namespace {
 
-using namespace ir::kernel;
+using namespace codegen::kernel;
 
 class Evaluator {
  public:

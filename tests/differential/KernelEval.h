@@ -5,12 +5,12 @@
 
 #include <vector>
 
-#include "ir/KernelIR.h"
+#include "codegen/kernel/KernelIR.h"
 #include "runtime/Tensor.h"
 
 namespace graphc::difftest {
 
-std::vector<runtime::Tensor> evaluateKernel(const ir::kernel::Kernel& k, const std::vector<runtime::Tensor>& inputs,
+std::vector<runtime::Tensor> evaluateKernel(const codegen::kernel::Kernel& k, const std::vector<runtime::Tensor>& inputs,
                                             const ir::SymbolBindings& sizes);
 
 }  // namespace graphc::difftest

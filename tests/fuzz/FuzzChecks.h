@@ -13,11 +13,13 @@
 #include <cstdlib>
 #include <string>
 
-#include "frontend/Parser.h"
-#include "ir/KernelIR.h"
+#include "frontend/parser/Parser.h"
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/KernelIR.h"
+#include "codegen/kernel/Lowering.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
 
 namespace graphc::fuzz {
@@ -50,9 +52,9 @@ inline bool smallAndStatic(const ir::Region& r) {
 
 /// Lowers every fused op; false when one is refused.
 inline bool lowersAll(const ir::Region& r) {
-  for (const ir::Node* n : ir::kernel::fusedOps(r)) {
+  for (const ir::Node* n : codegen::kernel::fusedOps(r)) {
     try {
-      ir::kernel::print(ir::kernel::lower(*n));
+      codegen::kernel::print(codegen::kernel::lower(*n));
     } catch (const ir::Error&) {
       return false;
     }
@@ -69,7 +71,7 @@ inline void checkModule(ir::Module& m) {
   if (ir::print(*reparsed) != printed) die("printed graph does not print identically", printed);
 
   bool inputHasKernels = false;
-  for (const auto& g : m.graphs) inputHasKernels |= !ir::kernel::fusedOps(g->body).empty();
+  for (const auto& g : m.graphs) inputHasKernels |= !codegen::kernel::fusedOps(g->body).empty();
   ir::DiagnosticEngine diags;
   passes::PassManager pm;
   passes::addDefaultPipeline(pm);

@@ -20,9 +20,9 @@
 
 #include <fmt/format.h>
 
-#include "frontend/graphc.h"
+#include "frontend/api/graphc.h"
 #include "runtime/Random.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/cpu/ThreadPool.h"
 #include "TestUtil.h"
 
 namespace graphc {

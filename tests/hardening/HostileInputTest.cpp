@@ -18,10 +18,12 @@
 #include <fmt/format.h>
 
 #include "codegen/DiskCache.h"
-#include "frontend/DiagnosticVerifier.h"
-#include "frontend/graphc.h"
-#include "ir/KernelIR.h"
-#include "ir/MemoryPlan.h"
+#include "frontend/parser/DiagnosticVerifier.h"
+#include "frontend/api/graphc.h"
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/KernelIR.h"
+#include "codegen/kernel/Lowering.h"
+#include "codegen/BufferAssignment.h"
 #include "ir/SizeMath.h"
 #include "runtime/FileIO.h"
 #include "runtime/Npy.h"
@@ -104,16 +106,16 @@ TEST(SizeOverflow, SymbolicSizesThatOverflowAreARunError) {
 TEST(MemoryPlan, SymbolicSizesAreNotRoundedUpPerElement) {
   // f32[A, B, C] once took 8*A*B*C (the coefficient rounded to 8); each
   // buffer is now its exact size, aligned to 64 where it starts.
-  const ir::Bytes f32 = ir::Bytes::of({DType::F32, {ir::Dim::sym("A"), ir::Dim::sym("B"), ir::Dim::sym("C")}});
+  const codegen::Bytes f32 = codegen::Bytes::of({DType::F32, {ir::Dim::sym("A"), ir::Dim::sym("B"), ir::Dim::sym("C")}});
   EXPECT_EQ(f32.str(), "4*A*B*C");
-  const ir::Bytes i8 = ir::Bytes::of({DType::I8, {ir::Dim::sym("N")}});
-  const ir::ArenaOffset two = ir::ArenaOffset{} + i8 + f32;
+  const codegen::Bytes i8 = codegen::Bytes::of({DType::I8, {ir::Dim::sym("N")}});
+  const codegen::ArenaOffset two = codegen::ArenaOffset{} + i8 + f32;
   const ir::SymbolBindings sizes{{"A", 3}, {"B", 5}, {"C", 7}, {"N", 10}};
   EXPECT_EQ(two.evaluate(sizes), 64 + 448);  // 10 bytes aligned to 64, then 420 aligned to 64
   EXPECT_EQ(two.str(), "align64(N) + align64(4*A*B*C)");
-  const ir::ArenaOffset aligned = ir::ArenaOffset{} + ir::Bytes::of({DType::F32, {ir::Dim::sym("B"), ir::Dim::of(32)}});
+  const codegen::ArenaOffset aligned = codegen::ArenaOffset{} + codegen::Bytes::of({DType::F32, {ir::Dim::sym("B"), ir::Dim::of(32)}});
   EXPECT_EQ(aligned.str(), "128*B");
-  EXPECT_THROW((ir::ArenaOffset{} + f32).evaluate({{"A", 1 << 30}, {"B", 1 << 30}, {"C", 1 << 30}}), ir::Error);
+  EXPECT_THROW((codegen::ArenaOffset{} + f32).evaluate({{"A", 1 << 30}, {"B", 1 << 30}, {"C", 1 << 30}}), ir::Error);
 }
 
 // --- int64 constants ------------------------------------------------------------
@@ -140,7 +142,7 @@ TEST(Int64Constants, ExactThroughTheKernelIRAndEveryEmitter) {
   Executable exe = compile(Graph::parse(text));
   const ir::Graph& g = exe.optimized().entry();
   std::string printed;
-  for (const ir::Node* f : ir::kernel::fusedOps(g.body)) printed += ir::kernel::print(ir::kernel::lower(*f));
+  for (const ir::Node* f : codegen::kernel::fusedOps(g.body)) printed += codegen::kernel::print(codegen::kernel::lower(*f));
   EXPECT_TRUE(contains(printed, "9223372036854775807")) << printed;
   EXPECT_TRUE(contains(printed, "9007199254740993")) << printed;
   EXPECT_TRUE(contains(printed, "-9223372036854775808")) << printed;

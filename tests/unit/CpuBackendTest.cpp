@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "codegen/cpu/CpuExecutable.h"
-#include "frontend/Parser.h"
+#include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Npy.h"
 #include "runtime/Random.h"
 #include "GoldenCases.h"

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "codegen/cpu/CpuExecutable.h"
-#include "runtime/CpuEigh.h"
-#include "runtime/Interpreter.h"
+#include "runtime/cpu/Eigh.h"
+#include "runtime/reference/Interpreter.h"
 #include "TestUtil.h"
 
 namespace graphc {

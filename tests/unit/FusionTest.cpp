@@ -2,9 +2,11 @@
 // habit), and the results of the fused graphs against the unfused ones.
 #include <gtest/gtest.h>
 
-#include "ir/KernelIR.h"
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/KernelIR.h"
+#include "codegen/kernel/Lowering.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
 #include "TestUtil.h"
 
@@ -23,7 +25,7 @@ std::vector<Kernel> kernelsAfterPipeline(ir::Module& m) {
   passes::addDefaultPipeline(pm);
   EXPECT_TRUE(pm.run(m, diags));
   std::vector<Kernel> out;
-  for (const ir::Node* n : ir::kernel::fusedOps(m.entry()->body))
+  for (const ir::Node* n : codegen::kernel::fusedOps(m.entry()->body))
     out.push_back({n->attrs.find("kind")->s, n->attrs.find("name")->s, n->numResults()});
   return out;
 }
@@ -127,7 +129,7 @@ graph @g(%x: f32[B, N], %w: f32[N], %b: f32[N]) -> (f32[B, N]) {
   auto kernels = kernelsAfterPipeline(*m);
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_EQ(kernels[0].kind, "reduction");
-  EXPECT_NO_THROW(ir::kernel::lower(*m->entry()->body.nodes().back()));
+  EXPECT_NO_THROW(codegen::kernel::lower(*m->entry()->body.nodes().back()));
   expectSameResults(text, {{"B", 3}, {"N", 5}});
 }
 

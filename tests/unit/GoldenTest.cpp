@@ -6,9 +6,9 @@
 
 #include <filesystem>
 
-#include "frontend/Parser.h"
+#include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Npy.h"
 #include "GoldenCases.h"
 #include "TestUtil.h"

@@ -2,7 +2,7 @@
 // symbolic sizes, cond and fused regions, integer wrap-around.
 #include <gtest/gtest.h>
 
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "TestUtil.h"
 
 namespace graphc {

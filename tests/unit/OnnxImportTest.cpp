@@ -12,10 +12,10 @@
 #include <fstream>
 #include <variant>
 
-#include "frontend/Api.h"
+#include "frontend/api/Api.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "ir/Printer.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "TestUtil.h"
 
 namespace graphc {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "frontend/Parser.h"
+#include "frontend/parser/Parser.h"
 #include "ir/Graph.h"
 #include "runtime/Random.h"
 

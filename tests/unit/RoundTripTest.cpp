@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "frontend/Parser.h"
+#include "frontend/parser/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "TestUtil.h"

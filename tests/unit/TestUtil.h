@@ -9,9 +9,9 @@
 #include <cmath>
 #include <string>
 
-#include "frontend/Parser.h"
+#include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Tensor.h"
 
 namespace graphc::testing {

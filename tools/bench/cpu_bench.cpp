@@ -15,12 +15,12 @@
 #include <fmt/format.h>
 
 #include "codegen/cpu/CpuExecutable.h"
-#include "frontend/Parser.h"
+#include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
-#include "runtime/CpuEigh.h"
-#include "runtime/Interpreter.h"
+#include "runtime/cpu/Eigh.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/cpu/ThreadPool.h"
 
 namespace {
 

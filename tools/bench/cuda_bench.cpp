@@ -22,9 +22,9 @@
 
 #include "codegen/cuda/CudaExecutable.h"
 #include "codegen/cuda/CudaRuntime.h"
-#include "frontend/Parser.h"
+#include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
 
 namespace {
@@ -37,7 +37,7 @@ struct Compiled {
   std::vector<runtime::Tensor> inputs, outputs;
 };
 
-Compiled compile(const std::string& text, codegen::cuda::MatmulImpl matmul = codegen::cuda::MatmulImpl::Generated) {
+Compiled compile(const std::string& text, codegen::MatmulImpl matmul = codegen::MatmulImpl::Generated) {
   Compiled c;
   ir::DiagnosticEngine diags(ir::printToStderr());
   c.module = frontend::parseString(text, diags, "bench.graph");
@@ -46,7 +46,7 @@ Compiled compile(const std::string& text, codegen::cuda::MatmulImpl matmul = cod
   passes::addDefaultPipeline(pm);
   if (!pm.run(*c.module, diags)) throw ir::Error("bench graph does not compile");
   const ir::Graph& g = *c.module->entry();
-  codegen::cuda::CompileOptions options;
+  codegen::CompileOptions options;
   options.matmul = matmul;
   c.exe = codegen::cuda::compileGraph(g, options);
   for (const auto& p : g.body.params())
@@ -118,7 +118,7 @@ int main() {
           "  %y = linear(%x, %w, %b)\n  %r = relu(%y)\n  return %r\n}}\n",
           dt);
       Compiled generated = compile(text);
-      Compiled lt = compile(text, codegen::cuda::MatmulImpl::CublasLt);
+      Compiled lt = compile(text, codegen::MatmulImpl::CublasLt);
       const double g = timeGraph(generated, 10), l = timeGraph(lt, 10);
       const double flops = 2.0 * 4096 * 4096 * 4096;
       row(fmt::format("gemm+bias+relu 4096^3 {} generated", dt), g, fmt::format("{:.1f} TFLOP/s", flops / (g * 1e-3) / 1e12),

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <map>
 
-#include "frontend/graphc.h"
+#include "frontend/api/graphc.h"
 #include "runtime/Random.h"
 
 namespace {

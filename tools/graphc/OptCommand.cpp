@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "frontend/DiagnosticVerifier.h"
-#include "frontend/Parser.h"
+#include "frontend/parser/DiagnosticVerifier.h"
+#include "frontend/parser/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "runtime/FileIO.h"
@@ -27,7 +27,7 @@ std::shared_ptr<const ir::SourceBuffer> readInput(const std::string& file, ir::D
 }
 
 /// Optimises a module; returns the printed result or nullopt.
-std::optional<std::string> optimiseModule(ir::Module& module, const OptOptions& options, ir::DiagnosticEngine& diags) {
+std::optional<std::string> optimiseModule(ir::Module& module, const OptCommandOptions& options, ir::DiagnosticEngine& diags) {
   passes::PassManagerOptions pmOptions;
   pmOptions.verifyEach = options.verifyEach;
   pmOptions.printAfterAll = options.printAfterAll;
@@ -50,7 +50,7 @@ std::optional<std::string> optimiseModule(ir::Module& module, const OptOptions& 
 }
 
 /// Parses and optimises one buffer.
-std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer>& buffer, const OptOptions& options,
+std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer>& buffer, const OptCommandOptions& options,
                                     ir::DiagnosticEngine& diags) {
   auto module = frontend::parse(buffer, diags);
   if (!module) return std::nullopt;
@@ -70,17 +70,18 @@ int listPasses() {
   return 0;
 }
 
-int optCommand(const OptOptions& options) {
-  if (isOnnxFile(options.file)) {
+int optCommand(const OptCommandOptions& options) {
+  if (options.file.size() >= 5 && options.file.substr(options.file.size() - 5) == ".onnx") {
     if (options.splitInputFile || options.verifyDiagnostics) {
       std::fputs("graphc: error: --split-input-file and --verify-diagnostics read .graph text, not ONNX models\n", stderr);
       return 2;
     }
-    ir::DiagnosticEngine diags(ir::printToStderr());
-    LoadedModule loaded = loadModule(options.file, diags);
-    if (!loaded.module) return 1;
-    auto printed = optimiseModule(*loaded.module, options, diags);
-    return printed && writeOutput(options.output, *printed) ? 0 : 1;
+    return withErrorsReported([&] {
+      std::unique_ptr<ir::Module> module = ir::clone(graphc::loadModel(options.file).graph.module());
+      ir::DiagnosticEngine diags(ir::printToStderr());
+      auto printed = optimiseModule(*module, options, diags);
+      return printed && writeOutput(options.output, *printed) ? 0 : 1;
+    });
   }
   ir::DiagnosticEngine fileDiags(ir::printToStderr());
   auto whole = readInput(options.file, fileDiags);

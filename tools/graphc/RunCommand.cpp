@@ -4,16 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <map>
 
 #include <fmt/format.h>
 
-#ifdef GRAPHC_HAS_CUDA
-#include "codegen/cuda/CudaExecutable.h"
-#endif
 #include "runtime/Format.h"
-#include "runtime/Interpreter.h"
 #include "runtime/Npy.h"
 #include "runtime/Random.h"
 #include "tools/graphc/Commands.h"
@@ -25,9 +20,6 @@ namespace {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-/// The pipeline reported its errors already.
-struct PipelineFailed {};
 
 std::pair<std::string, std::string> splitAssignment(const std::string& text, std::string_view flag) {
   size_t eq = text.find('=');
@@ -55,12 +47,12 @@ struct GivenInputs {
 
 bool isRand(const std::string& v) { return v == "rand" || v.rfind("rand:", 0) == 0; }
 
-GivenInputs readGivenInputs(const RunOptions& options) {
+GivenInputs readGivenInputs(const RunCommandOptions& options) {
   GivenInputs given;
   for (const std::string& item : options.inputs) {
     auto [name, value] = splitAssignment(item, "--input");
     if (!given.values.emplace(name, value).second) throw UsageError(fmt::format("--input {} is given twice", name));
-    if (!isRand(value)) given.tensors[name] = readTensorFile(value);
+    if (!isRand(value)) given.tensors[name] = graphc::readTensor(value);
   }
   return given;
 }
@@ -69,7 +61,7 @@ GivenInputs readGivenInputs(const RunOptions& options) {
 /// (their shapes bind symbolic sizes), then rand inputs. As trtexec does, a
 /// parameter without --input gets rand:K (K its position) and a symbolic
 /// size bound by nothing gets 1, each with a note, so any graph runs as is.
-std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenInputs, const RunOptions& options) {
+std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenInputs, const RunCommandOptions& options) {
   std::map<std::string, std::string>& given = givenInputs.values;
   ir::SymbolBindings dims;
   for (const std::string& item : options.dims) {
@@ -127,115 +119,62 @@ std::string summary(const runtime::Tensor& t) {
   return fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", lo, hi, sum / static_cast<double>(t.numel()));
 }
 
-/// A compiled graph: inputs to outputs.
-using Runner = std::function<std::vector<runtime::Tensor>(const std::vector<runtime::Tensor>&)>;
-
-/// Compiles for the cpu or cuda backend; the reference device interprets.
-Runner compileFor(ir::Module& m, const RunOptions& options, ir::DiagnosticEngine& diags) {
-  if (options.device == "reference")
-    return [&m](const std::vector<runtime::Tensor>& inputs) { return runtime::interpret(*m.entry(), inputs); };
-  std::unique_ptr<DebugDump> dump = openDump("", m);  // GRAPHC_DEBUG_DIR
-  if (!runDefaultPipeline(m, diags, options.timePasses, dump.get())) throw PipelineFailed();
-  if (dump) dump->kernels(*m.entry(), options.device);
-  const auto compileStart = std::chrono::steady_clock::now();
-  // The dump's timing.txt ends with the backend's compile.
-  auto finishDump = [&](const std::vector<std::pair<std::string, double>>& kernels) {
-    if (!dump) return;
-    for (const auto& [name, seconds] : kernels) dump->stage("kernel " + name, seconds, /*detail=*/true);
-    dump->stage(fmt::format("backend {} (kernels in parallel)", options.device),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count());
-    dump->finish();
-  };
-  if (options.device == "cuda") {
-#ifdef GRAPHC_HAS_CUDA
-    codegen::cuda::CompileOptions cuda;
-    cuda.arch = options.arch;
-    cuda.matmul = options.matmul == "cublaslt" ? codegen::cuda::MatmulImpl::CublasLt : codegen::cuda::MatmulImpl::Generated;
-    codegen::cuda::CompileReport report;
-    std::shared_ptr<runtime::Executable> executable = codegen::cuda::compileGraph(*m.entry(), cuda, &report);
-    finishDump({});
-    if (options.timePasses)
-      std::fprintf(stderr, "cuda: %zu kernels for %s in one module, cubin from %s (NVRTC %.3f s)\n", report.kernels,
-                   report.arch.c_str(), report.cache.c_str(), report.nvrtcSeconds);
-    return [executable](const std::vector<runtime::Tensor>& inputs) { return executable->run(inputs); };
-#else
-    throw ir::Error("this graphc was built without the cuda backend (no CUDA Toolkit at build time)");
-#endif
-  }
-  codegen::cpu::CompileReport report;
-  std::shared_ptr<runtime::Executable> executable = codegen::cpu::compileGraph(*m.entry(), &report);
-  std::vector<std::pair<std::string, double>> kernelTimes;
-  for (const auto& k : report.kernels) kernelTimes.emplace_back(k.kernel + (k.fromCache ? " (cached)" : ""), k.seconds);
-  finishDump(kernelTimes);
-  if (options.timePasses) std::fputs(kernelTimingTable(report).c_str(), stderr);
-  return [executable](const std::vector<runtime::Tensor>& inputs) { return executable->run(inputs); };
-}
-
-/// graphc bench: the runner's wall time per call, after one warm-up call.
-void bench(const Runner& runner, const std::vector<runtime::Tensor>& inputs, const RunOptions& options) {
-  runner(inputs);
+/// graphc bench: the wall time per call, after one warm-up call.
+void bench(const graphc::Executable& exe, const std::vector<runtime::Tensor>& inputs, const RunCommandOptions& options) {
+  exe.run(inputs);
   std::vector<double> ms;
   for (int k = 0; k < options.benchIters; ++k) {
     const auto start = std::chrono::steady_clock::now();
-    runner(inputs);
+    exe.run(inputs);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(ms.begin(), ms.end());
   std::printf("bench: %d runs on %s: median %.4f ms, min %.4f ms, max %.4f ms\n", options.benchIters,
-              options.device.c_str(), ms[ms.size() / 2], ms.front(), ms.back());
+              std::string(deviceName(options.compile.device)).c_str(), ms[ms.size() / 2], ms.front(), ms.back());
 }
 
 }  // namespace
 
-int runCommand(const RunOptions& options) {
-  ir::DiagnosticEngine diags(ir::printToStderr());
-  try {
-    GivenInputs given = readGivenInputs(options);
-    LoadedModule loaded = loadModule(options.file, diags, given.tensors);
-    if (!loaded.module) return 1;
-    // An ONNX model's inputs go by their ONNX names; those the import
-    // specialised on their values are no longer parameters.
-    for (const std::string& name : loaded.specialised) given.values.erase(name);
-    for (const auto& [onnxName, param] : loaded.paramOfInput)
-      if (onnxName != param && given.values.count(onnxName)) {
-        given.values[param] = given.values.at(onnxName);
-        given.values.erase(onnxName);
-        if (given.tensors.count(onnxName)) given.tensors[param] = given.tensors.at(onnxName);
+int runCommand(const RunCommandOptions& options) {
+  return withErrorsReported([&] {
+    try {
+      GivenInputs given = readGivenInputs(options);
+      graphc::LoadedModel loaded = graphc::loadModel(options.file, given.tensors);
+      // An ONNX model's inputs go by their ONNX names; those the import
+      // specialised on their values are no longer parameters.
+      for (const std::string& name : loaded.specialised) given.values.erase(name);
+      for (const auto& [onnxName, param] : loaded.paramOfInput)
+        if (onnxName != param && given.values.count(onnxName)) {
+          given.values[param] = given.values.at(onnxName);
+          given.values.erase(onnxName);
+          if (given.tensors.count(onnxName)) given.tensors[param] = given.tensors.at(onnxName);
+        }
+      const std::vector<runtime::Tensor> inputs = buildInputs(loaded.graph.entry(), given, options);
+      const graphc::Executable exe = graphc::compile(loaded.graph, options.compile);
+      if (options.timePasses) std::fputs(exe.report().table().c_str(), stderr);
+      if (options.benchIters > 0) {
+        bench(exe, inputs, options);
+        return 0;
       }
-    ir::Module& module = *loaded.module;
-    const ir::Graph& g = *module.entry();
-    const std::vector<runtime::Tensor> inputs = buildInputs(g, given, options);
-    const Runner runner = compileFor(module, options, diags);
-    if (options.benchIters > 0) {
-      bench(runner, inputs, options);
-      return 0;
+      std::vector<runtime::Tensor> outputs = exe.run(inputs);
+      if (!options.saveOutputs.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(options.saveOutputs, ec);
+        if (ec) throw ir::Error(fmt::format("{}: cannot create directory: {}", options.saveOutputs, ec.message()));
+      }
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        const runtime::Tensor& t = outputs[k];
+        std::printf("output%zu: %s%s\n", k, ir::toString(t.type()).c_str(), options.printOutputs ? "" : summary(t).c_str());
+        if (options.printOutputs) std::printf("%s\n", runtime::formatTensor(t).c_str());
+        if (!options.saveOutputs.empty())
+          runtime::writeNpy((std::filesystem::path(options.saveOutputs) / fmt::format("output{}.npy", k)).string(), t);
+      }
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "graphc: error: %s\n", e.what());
+      return 2;
     }
-    std::vector<runtime::Tensor> outputs = runner(inputs);
-    if (!options.saveOutputs.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(options.saveOutputs, ec);
-      if (ec) throw ir::Error(fmt::format("{}: cannot create directory: {}", options.saveOutputs, ec.message()));
-    }
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      const runtime::Tensor& t = outputs[k];
-      std::printf("output%zu: %s%s\n", k, ir::toString(t.type()).c_str(), options.printOutputs ? "" : summary(t).c_str());
-      if (options.printOutputs) std::printf("%s\n", runtime::formatTensor(t).c_str());
-      if (!options.saveOutputs.empty())
-        runtime::writeNpy((std::filesystem::path(options.saveOutputs) / fmt::format("output{}.npy", k)).string(), t);
-    }
-  } catch (const PipelineFailed&) {
-    return 1;
-  } catch (const ir::LocatedError& e) {
-    diags.error(e.loc, e.what());
-    return 1;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "graphc: error: %s\n", e.what());
-    return 2;
-  } catch (const ir::Error& e) {
-    std::fprintf(stderr, "graphc: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 }  // namespace graphc::tools

@@ -1,11 +1,12 @@
 // graphc: the command-line driver, modelled on mlir-opt and hlo-opt.
 //
-//   graphc run FILE [--device cpu|reference|cuda] [--arch sm_90] [--matmul generated|cublaslt] [--input NAME=PATH.npy|NAME=rand[:SEED]]...
-//                   [--dim SYM=N]... [--save-outputs DIR] [--print-outputs] [--time-passes]
+//   graphc run FILE [--device cpu|reference|cuda] [--passes a,b] [--arch sm_90] [--matmul generated|cublaslt]
+//                   [--input NAME=PATH.npy|NAME=rand[:SEED]]... [--dim SYM=N]... [--save-outputs DIR]
+//                   [--print-outputs] [--time-passes]
 //   graphc opt FILE [--passes=a,b] [--print-ir-after-all] [--print-ir-after=PASS]
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
-//   graphc compile FILE --device cpu|cuda [--arch sm_90] [--emit=graph|kernels|dot|llvm|asm|cuda|ptx]
-//                       [--dump-dir DIR] [--time-passes] [-o OUT]
+//   graphc compile FILE [--emit=graph|kernels|dot|llvm|asm|cuda|ptx] [--device cpu|cuda] [--passes a,b]
+//                       [--arch sm_90] [--dump-dir DIR] [--time-passes] [-o OUT]
 //   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]... [--dim SYM=N]... [--iters N]
 //   graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph]
 //   graphc --list-passes
@@ -15,24 +16,38 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <map>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "tools/graphc/Commands.h"
 
 namespace {
 
-/// What run and bench share: the file, the device and how to compile for
-/// it, and the inputs.
-void addExecutionOptions(CLI::App* cmd, graphc::tools::RunOptions& options) {
-  cmd->add_option("file", options.file, "A .graph file or an ONNX model")->required();
-  cmd->add_option("--device", options.device, "Where to run")
-      ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
-      ->default_val("cpu");
-  cmd->add_option("--arch", options.arch, "cuda: the architecture to compile for (default: the device's)")
-      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}));
+const std::map<std::string, graphc::Device> kDevices = {
+    {"reference", graphc::Device::Reference}, {"cpu", graphc::Device::Cpu}, {"cuda", graphc::Device::Cuda}};
+const std::map<std::string, graphc::MatmulImpl> kMatmuls = {{"generated", graphc::MatmulImpl::Generated},
+                                                            {"cublaslt", graphc::MatmulImpl::CublasLt}};
+const std::vector<std::string> kArchs = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"};
+
+/// How run, bench and compile compile: into the API's CompileOptions.
+void addCompileOptions(CLI::App* cmd, graphc::CompileOptions& options) {
+  cmd->add_option("--device", options.device, "Where to run (reference, cpu, cuda)")
+      ->transform(CLI::CheckedTransformer(kDevices))
+      ->default_str("cpu");
+  cmd->add_option("--passes", options.passes, "Comma-separated passes instead of the default pipeline");
+  cmd->add_option("--arch", options.arch, "cuda: the architecture to compile for (default: the device's; sm_90 for --emit=ptx)")
+      ->check(CLI::IsMember(kArchs));
   cmd->add_option("--matmul", options.matmul, "cuda: GEMM + epilogue by the generated kernel or by cuBLASLt")
-      ->check(CLI::IsMember({"generated", "cublaslt"}))
-      ->default_val("generated");
+      ->transform(CLI::CheckedTransformer(kMatmuls))
+      ->default_str("generated");
+}
+
+/// What run and bench share: the file, how to compile it, and the inputs.
+void addExecutionOptions(CLI::App* cmd, graphc::tools::RunCommandOptions& options) {
+  cmd->add_option("file", options.file, "A .graph file or an ONNX model")->required();
+  addCompileOptions(cmd, options.compile);
   // Repeatable options take one value per use, so they never swallow FILE.
   cmd->add_option("--input", options.inputs, "NAME=PATH (.npy or ONNX .pb) or NAME=rand[:SEED] for each parameter")
       ->allow_extra_args(false);
@@ -48,19 +63,19 @@ int main(int argc, char** argv) {
   bool listPassesFlag = false;
   app.add_flag("--list-passes", listPassesFlag, "List the registered passes and exit");
 
-  RunOptions run;
+  RunCommandOptions run;
   CLI::App* runCmd = app.add_subcommand("run", "Run a graph and report its outputs");
   addExecutionOptions(runCmd, run);
   runCmd->add_option("--save-outputs", run.saveOutputs, "Write DIR/output0.npy, DIR/output1.npy, ...");
   runCmd->add_flag("--print-outputs", run.printOutputs, "Print the output values");
   runCmd->add_flag("--time-passes", run.timePasses, "Print pass and kernel compile times (to stderr)");
 
-  RunOptions benchRun;
+  RunCommandOptions benchRun;
   CLI::App* benchCmd = app.add_subcommand("bench", "Time a compiled graph's runs (median, after a warm-up)");
   addExecutionOptions(benchCmd, benchRun);
   benchCmd->add_option("--iters", benchRun.benchIters, "Timed runs")->default_val(100)->check(CLI::Range(1, 1000000));
 
-  OptOptions opt;
+  OptCommandOptions opt;
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a graph and print the result");
   optCmd->add_option("file", opt.file, "A .graph file, an ONNX model, or - for standard input")->required();
   optCmd->add_option("-o", opt.output, "Output file (default: standard output)");
@@ -76,21 +91,19 @@ int main(int argc, char** argv) {
   optCmd->add_flag("--split-input-file", opt.splitInputFile, "Treat each '// -----' chunk as its own file");
   optCmd->add_flag("--verify-diagnostics", opt.verifyDiagnostics, "Check diagnostics against expected-* comments");
 
-  CompileOptions compile;
+  CompileCommandOptions compile;
   CLI::App* compileCmd = app.add_subcommand("compile", "Optimise a graph and emit what the backends get");
   compileCmd->add_option("file", compile.file, "A .graph file or an ONNX model")->required();
-  compileCmd->add_option("--device", compile.device, "Target")->check(CLI::IsMember({"cpu", "cuda"}))->required();
-  compileCmd->add_option("--arch", compile.arch, "CUDA architecture for --emit=ptx (default: sm_90)")
-      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}));
+  addCompileOptions(compileCmd, compile.compile);
   compileCmd->add_option("--emit", compile.emit, "What to print")
       ->check(CLI::IsMember({"graph", "kernels", "dot", "llvm", "asm", "cuda", "ptx"}))
       ->default_val("graph");
-  compileCmd->add_option("--dump-dir", compile.dumpDir,
+  compileCmd->add_option("--dump-dir", compile.compile.dumpDir,
                          "Write the IR after each pass, the kernels and their source under DIR (as GRAPHC_DEBUG_DIR)");
   compileCmd->add_flag("--time-passes", compile.timePasses, "Print pass and kernel compile times (to stderr)");
   compileCmd->add_option("-o", compile.output, "Output file (default: standard output)");
 
-  ImportOptions import;
+  ImportCommandOptions import;
   CLI::App* importCmd = app.add_subcommand("import", "Import an ONNX model and print it as .graph text");
   importCmd->add_option("file", import.file, "An ONNX model (.onnx)")->required();
   importCmd->add_option("--input", import.inputs, "NAME=PATH (.npy or .pb): a value to specialise an input on")
@@ -104,6 +117,7 @@ int main(int argc, char** argv) {
     return status == 0 ? 0 : 2;
   }
   opt.passesGiven = optCmd->count("--passes") > 0;
+  compile.deviceGiven = compileCmd->count("--device") > 0;
   try {
     if (listPassesFlag) return listPasses();
     if (runCmd->parsed()) return runCommand(run);

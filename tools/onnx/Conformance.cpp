@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "frontend/Api.h"
+#include "frontend/api/Api.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "runtime/FileIO.h"
-#include "runtime/Interpreter.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc::onnxtest {
 

@@ -3,13 +3,13 @@
 // CI does for the project's own graphs (tests/cuda/CudaCodegenTest.cpp).
 #include <fmt/format.h>
 
-#include "frontend/Api.h"
-#include "ir/KernelIR.h"
+#include "frontend/api/Api.h"
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/KernelIR.h"
+#include "codegen/kernel/Lowering.h"
 #include "tools/onnx/Conformance.h"
-#ifdef GRAPHC_HAS_CUDA
 #include "codegen/cuda/CudaEmitter.h"
 #include "codegen/cuda/Nvrtc.h"
-#endif
 
 namespace graphc::onnxtest {
 
@@ -19,15 +19,15 @@ namespace {
 constexpr size_t kTestsPerModule = 60;
 
 struct Lowered {
-  std::vector<ir::kernel::Kernel> kernels;
+  std::vector<codegen::kernel::Kernel> kernels;
   bool conditions = false, transpose = false;
 };
 
 /// The test's kernels, renamed apart from other tests' (t<index>_k0_...).
 Lowered lowerTest(const Graph& g, size_t index) {
   Lowered out;
-  for (const ir::Node* f : ir::kernel::fusedOps(g.entry().body)) {
-    out.kernels.push_back(ir::kernel::lower(*f));
+  for (const ir::Node* f : codegen::kernel::fusedOps(g.entry().body)) {
+    out.kernels.push_back(codegen::kernel::lower(*f));
     out.kernels.back().name = fmt::format("t{}_{}", index, out.kernels.back().name);
   }
   out.conditions = ir::containsOp(g.entry().body, ir::OpId::Cond);
@@ -35,11 +35,10 @@ Lowered lowerTest(const Graph& g, size_t index) {
   return out;
 }
 
-#ifdef GRAPHC_HAS_CUDA
 /// Emits and compiles the tests' kernels as one module for each
 /// architecture; "" when it compiles, else the first error line.
 std::string compileTogether(const std::vector<Lowered>& tests) {
-  std::vector<const ir::kernel::Kernel*> kernels;
+  std::vector<const codegen::kernel::Kernel*> kernels;
   codegen::cuda::EmitOptions emit;
   for (const Lowered& t : tests) {
     for (const auto& k : t.kernels) kernels.push_back(&k);
@@ -55,12 +54,10 @@ std::string compileTogether(const std::vector<Lowered>& tests) {
   }
   return "";
 }
-#endif
 
 }  // namespace
 
 void compileWithNvrtc(std::vector<TestResult>& results) {
-#ifdef GRAPHC_HAS_CUDA
   std::vector<size_t> batch;
   std::vector<Lowered> lowered;
   auto flush = [&] {
@@ -84,9 +81,6 @@ void compileWithNvrtc(std::vector<TestResult>& results) {
     if (batch.size() == kTestsPerModule) flush();
   }
   flush();
-#else
-  (void)results;
-#endif
 }
 
 }  // namespace graphc::onnxtest

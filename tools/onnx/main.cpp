@@ -14,9 +14,7 @@
 
 #include <fmt/format.h>
 
-#ifdef GRAPHC_HAS_CUDA
-#include "codegen/cuda/CudaRuntime.h"
-#endif
+#include "codegen/Backend.h"
 #include "tools/onnx/Report.h"
 
 int main(int argc, char** argv) {
@@ -41,12 +39,11 @@ int main(int argc, char** argv) {
   app.add_option("--atol", options.atol, "Absolute tolerance (ONNX's runner: 1e-7)");
   CLI11_PARSE(app, argc, argv);
 
-  std::string cudaNote = "this graphc was built without the cuda backend";
-#ifdef GRAPHC_HAS_CUDA
-  cudaNote = graphc::codegen::cuda::noDeviceReason();
-  if (cudaNote.empty()) options.cuda = true;
-  else cudaNote = "no CUDA device: " + cudaNote;
-#endif
+  using graphc::codegen::Device;
+  const bool hasCuda = graphc::codegen::hasBackend(Device::Cuda);
+  const std::string cudaNote = hasCuda ? graphc::codegen::backendFor(Device::Cuda).unavailableReason()
+                                       : "this graphc was built without the cuda backend";
+  options.cuda = hasCuda && cudaNote.empty();
 
   std::vector<TestResult> results;
   for (const std::string& suite : suites) {
@@ -70,12 +67,11 @@ int main(int argc, char** argv) {
   }
 
   if (nvrtc && !options.cuda) {
-#ifdef GRAPHC_HAS_CUDA
+    if (!hasCuda) {
+      std::fputs("graphc-onnx-conformance: --nvrtc: this build has no cuda backend\n", stderr);
+      return 2;
+    }
     compileWithNvrtc(results);
-#else
-    std::fputs("graphc-onnx-conformance: --nvrtc: this build has no cuda backend\n", stderr);
-    return 2;
-#endif
   }
 
   const std::vector<SuiteTally> tallies = tally(results, suites);

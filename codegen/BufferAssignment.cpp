@@ -1,0 +1,198 @@
+#include "codegen/BufferAssignment.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "ir/Diagnostics.h"
+#include "ir/KernelKind.h"
+#include "ir/Printer.h"
+#include "ir/SizeMath.h"
+
+namespace graphc::codegen {
+
+using ir::Dim;
+using ir::Error;
+using ir::SymbolBindings;
+using ir::TensorType;
+
+namespace {
+std::string bindingsText(const SymbolBindings& sizes) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : sizes) parts.push_back(fmt::format("{}={}", name, value));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string product(int64_t coefficient, const std::vector<std::string>& symbols) {
+  if (symbols.empty()) return std::to_string(coefficient);
+  std::string key = fmt::format("{}", fmt::join(symbols, "*"));
+  return coefficient == 1 ? key : fmt::format("{}*{}", coefficient, key);
+}
+}  // namespace
+
+Bytes Bytes::of(const TensorType& t) {
+  Bytes b{ir::dtypeSize(t.dtype), {}};
+  for (const Dim& d : t.shape) {
+    if (!d.isStatic()) {
+      b.symbols.push_back(d.symbol);
+    } else if (std::optional<int64_t> n = ir::mulSizes(b.coefficient, d.size)) {
+      b.coefficient = *n;
+    } else {
+      throw Error(fmt::format("type {} is too large: its byte count overflows int64", ir::toString(t)));
+    }
+  }
+  std::sort(b.symbols.begin(), b.symbols.end());
+  if (b.coefficient == 0) b.symbols.clear();
+  return b;
+}
+
+bool Bytes::fitsIn(const Bytes& capacity) const {
+  if (coefficient == 0) return true;
+  return symbols == capacity.symbols && coefficient <= capacity.coefficient;
+}
+
+int64_t Bytes::evaluate(const SymbolBindings& sizes) const {
+  int64_t n = coefficient;
+  for (const std::string& s : symbols) {
+    std::optional<int64_t> next = ir::mulSizes(n, sizes.at(s));
+    if (!next)
+      throw Error(fmt::format("the buffer of {} bytes overflows int64 for {}", str(), bindingsText(sizes)));
+    n = *next;
+  }
+  return n;
+}
+
+std::string Bytes::str() const { return product(coefficient, symbols); }
+
+ArenaOffset ArenaOffset::operator+(const Bytes& size) const {
+  ArenaOffset sum = *this;
+  sum.pieces.push_back(size);
+  return sum;
+}
+
+int64_t ArenaOffset::evaluate(const SymbolBindings& sizes) const {
+  int64_t total = 0;
+  for (const Bytes& piece : pieces) {
+    std::optional<int64_t> aligned = ir::alignUp(piece.evaluate(sizes), kArenaAlignment);
+    std::optional<int64_t> next = aligned ? ir::addSizes(total, *aligned) : std::nullopt;
+    if (!next) throw Error(fmt::format("the arena size overflows int64 for {}", bindingsText(sizes)));
+    total = *next;
+  }
+  return total;
+}
+
+std::string ArenaOffset::str() const {
+  // Pieces whose rounding is known (static sizes, and symbolic ones whose
+  // coefficient is a multiple of the alignment) add up as a polynomial.
+  std::map<std::vector<std::string>, int64_t> polynomial;
+  std::vector<std::string> rounded;
+  for (const Bytes& p : pieces) {
+    if (p.coefficient == 0) continue;
+    if (p.symbols.empty()) polynomial[{}] += *ir::alignUp(p.coefficient, kArenaAlignment);
+    else if (p.coefficient % kArenaAlignment == 0) polynomial[p.symbols] += p.coefficient;
+    else rounded.push_back(fmt::format("align{}({})", kArenaAlignment, p.str()));
+  }
+  std::vector<std::string> terms;
+  for (auto it = polynomial.rbegin(); it != polynomial.rend(); ++it)  // symbolic terms first, the constant last
+    if (!it->first.empty()) terms.push_back(product(it->second, it->first));
+  terms.insert(terms.end(), rounded.begin(), rounded.end());
+  if (auto c = polynomial.find({}); c != polynomial.end()) terms.push_back(std::to_string(c->second));
+  return terms.empty() ? "0" : fmt::format("{}", fmt::join(terms, " + "));
+}
+
+namespace {
+
+/// Elementwise: output element i reads input element i only.
+bool isElementwiseKernel(const ir::Node& n) {
+  if (n.op != ir::OpId::Fused || ir::parseKernelKind(n.attrs.find("kind")->s) != ir::KernelKind::Pointwise) return false;
+  for (const auto& m : n.regions()[0]->nodes())
+    if (!m->info().isPointwise() && m->op != ir::OpId::Constant) return false;
+  return true;
+}
+
+struct Slot {
+  ArenaOffset offset;
+  Bytes capacity;
+};
+
+}  // namespace
+
+const BufferAssignment::Buffer* BufferAssignment::find(const ir::Value* v) const {
+  for (const Buffer& b : buffers)
+    if (b.value == v) return &b;
+  return nullptr;
+}
+
+BufferAssignment assignBuffers(const ir::Graph& g) {
+  const ir::Region& body = g.body;
+  std::unordered_map<const ir::Value*, int> lastUse;
+  for (size_t i = 0; i < body.nodes().size(); ++i)
+    for (const ir::Value* v : body.nodes()[i]->operands) lastUse[v] = static_cast<int>(i);
+  std::unordered_map<const ir::Value*, bool> returned;
+  for (const ir::Value* v : body.returns) returned[v] = true;
+
+  BufferAssignment out;
+  out.graph = &g;
+  std::unordered_map<const ir::Value*, Slot> placed;
+  std::vector<Slot> freeSlots;
+  ArenaOffset arenaEnd;
+  for (size_t i = 0; i < body.nodes().size(); ++i) {
+    const ir::Node& n = *body.nodes()[i];
+    const int step = static_cast<int>(i);
+    std::vector<const ir::Value*> tookOver;
+    if (n.op != ir::OpId::Constant && n.op != ir::OpId::Full) {
+      for (const auto& result : n.results()) {
+        const ir::Value* v = result.get();
+        if (returned.count(v)) continue;
+        BufferAssignment::Buffer a{v, {}, Bytes::of(v->type), step, lastUse.count(v) ? lastUse.at(v) : step, nullptr};
+        std::optional<Slot> slot;
+        if (isElementwiseKernel(n))
+          for (const ir::Value* in : n.operands)
+            if (placed.count(in) && lastUse.at(in) == step && in->type == v->type &&
+                std::find(tookOver.begin(), tookOver.end(), in) == tookOver.end()) {
+              slot = placed.at(in);
+              tookOver.push_back(in);
+              a.reusedFrom = in;
+              break;
+            }
+        for (size_t s = 0; !slot && s < freeSlots.size(); ++s)
+          if (a.size.fitsIn(freeSlots[s].capacity)) {
+            slot = freeSlots[s];
+            freeSlots.erase(freeSlots.begin() + static_cast<std::ptrdiff_t>(s));
+          }
+        if (!slot) {
+          slot = Slot{arenaEnd, a.size};
+          arenaEnd = arenaEnd + a.size;
+        }
+        a.offset = slot->offset;
+        placed[v] = *slot;
+        out.buffers.push_back(a);
+      }
+    }
+    // Buffers whose last use was this node go back to the free list.
+    for (const ir::Value* in : n.operands)
+      if (placed.count(in) && lastUse.at(in) == step &&
+          std::find(tookOver.begin(), tookOver.end(), in) == tookOver.end()) {
+        freeSlots.push_back(placed.at(in));
+        placed.erase(in);
+      }
+  }
+  out.arenaSize = arenaEnd;
+  return out;
+}
+
+std::string describe(const BufferAssignment& a) {
+  const auto names = ir::valueNames(a.graph->body);
+  std::string out = fmt::format("// memory plan: arena of {} bytes, {} intermediate buffer{}\n", a.arenaSize.str(),
+                                a.buffers.size(), a.buffers.size() == 1 ? "" : "s");
+  for (const BufferAssignment::Buffer& b : a.buffers)
+    out += fmt::format("//   {:<10} offset {:<12} size {:<12} live {}..{}{}\n", names.at(b.value), b.offset.str(),
+                       b.size.str(), b.firstStep, b.lastStep,
+                       b.reusedFrom ? " (in place of " + names.at(b.reusedFrom) + ")" : "");
+  return out;
+}
+
+}  // namespace graphc::codegen

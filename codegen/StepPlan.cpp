@@ -1,0 +1,142 @@
+#include "codegen/StepPlan.h"
+
+#include <fmt/format.h>
+
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/Lowering.h"
+#include "ir/Diagnostics.h"
+#include "ir/SizeMath.h"
+#include "runtime/reference/Interpreter.h"
+
+namespace graphc::codegen {
+
+namespace {
+
+class Planner {
+ public:
+  Planner(const std::vector<std::shared_ptr<const codegen::kernel::Kernel>>& kernels,
+          const std::unordered_map<const ir::Node*, int>& kernelOf)
+      : kernels_(kernels), kernelOf_(kernelOf) {}
+
+  std::unique_ptr<RegionPlan> plan(const ir::Region& r, const BufferAssignment* buffers) {
+    auto out = std::make_unique<RegionPlan>();
+    if (buffers) out->arenaSize = buffers->arenaSize;
+    std::unordered_map<const ir::Value*, int> slotOf;
+    auto newSlot = [&](SlotPlan s) {
+      out->slots.push_back(std::move(s));
+      return static_cast<int>(out->slots.size()) - 1;
+    };
+    for (size_t k = 0; k < r.params().size(); ++k)
+      slotOf[r.param(k)] = newSlot(SlotPlan{SlotPlan::Where::Param, r.param(k)->type, static_cast<int>(k), {}, {}});
+    // A returned value computed here is written straight into its output;
+    // a parameter, a constant or a value returned twice is copied there.
+    std::unordered_map<const ir::Value*, int> directOutput;
+    for (size_t k = 0; k < r.returns.size(); ++k) {
+      const ir::Value* v = r.returns[k];
+      const ir::Node* def = v->definingNode();
+      const bool computed = def && def->op != ir::OpId::Constant && def->op != ir::OpId::Full;
+      if (computed && !directOutput.count(v)) directOutput[v] = static_cast<int>(k);
+    }
+    for (const auto& n : r.nodes()) {
+      for (const auto& result : n->results()) {
+        const ir::Value* v = result.get();
+        SlotPlan s;
+        s.type = v->type;
+        if (auto it = directOutput.find(v); it != directOutput.end()) {
+          s.where = SlotPlan::Where::Output;
+          s.index = it->second;
+        } else if (const BufferAssignment::Buffer* b = buffers ? buffers->find(v) : nullptr) {
+          s.where = SlotPlan::Where::Arena;
+          s.offset = b->offset;
+        }
+        slotOf[v] = newSlot(std::move(s));
+      }
+      StepPlan step = planNode(*n, slotOf);
+      if (step.kind == StepPlan::Kind::Host && (n->op == ir::OpId::Constant || n->op == ir::OpId::Full) &&
+          n->result()->type.isStatic()) {
+        // Constants are computed once, here (a returned one is copied out below).
+        SlotPlan& s = out->slots[static_cast<size_t>(slotOf[n->result()])];
+        s.where = SlotPlan::Where::Constant;
+        s.constant = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
+        continue;
+      }
+      out->steps.push_back(std::move(step));
+    }
+    for (size_t k = 0; k < r.returns.size(); ++k) {
+      const ir::Value* v = r.returns[k];
+      auto it = directOutput.find(v);
+      if (it != directOutput.end() && it->second == static_cast<int>(k)) continue;
+      int o = newSlot(SlotPlan{SlotPlan::Where::Output, v->type, static_cast<int>(k), {}, {}});
+      StepPlan copy;
+      copy.kind = StepPlan::Kind::Copy;
+      copy.inputs = {slotOf.at(v)};
+      copy.outputs = {o};
+      out->steps.push_back(std::move(copy));
+    }
+    return out;
+  }
+
+ private:
+  StepPlan planNode(const ir::Node& n, std::unordered_map<const ir::Value*, int>& slotOf) {
+    StepPlan step;
+    step.node = &n;
+    for (const ir::Value* v : n.operands) step.inputs.push_back(slotOf.at(v));
+    for (const auto& v : n.results()) step.outputs.push_back(slotOf.at(v.get()));
+    if (n.op == ir::OpId::Fused) {
+      step.kernel = kernelOf_.at(&n);
+      step.kernelIR = kernels_.at(static_cast<size_t>(step.kernel));
+      step.kind = step.kernelIR->gemm ? StepPlan::Kind::Gemm : StepPlan::Kind::Kernel;
+    } else if (n.op == ir::OpId::Eigh) {
+      step.kind = StepPlan::Kind::Eigh;
+      const ir::Attribute* uplo = n.attrs.find("uplo");
+      step.uplo = uplo && uplo->s == "U" ? 'U' : 'L';
+    } else if (n.op == ir::OpId::Cond) {
+      step.kind = StepPlan::Kind::Cond;
+      for (int b = 0; b < 2; ++b) step.branches[b] = plan(*n.regions()[static_cast<size_t>(b)], nullptr);
+    } else {
+      step.kind = StepPlan::Kind::Host;  // an op no kernel holds: the reference implementation
+    }
+    return step;
+  }
+
+  const std::vector<std::shared_ptr<const codegen::kernel::Kernel>>& kernels_;
+  const std::unordered_map<const ir::Node*, int>& kernelOf_;
+};
+
+}  // namespace
+
+std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g, const std::vector<std::shared_ptr<const kernel::Kernel>>& kernels,
+                                      const std::unordered_map<const ir::Node*, int>& kernelOf) {
+  const BufferAssignment buffers = assignBuffers(g);
+  return Planner(kernels, kernelOf).plan(g.body, &buffers);
+}
+
+LoweredKernels lowerKernels(const ir::Graph& g) {
+  LoweredKernels out;
+  out.fused = codegen::kernel::fusedOps(g.body);
+  for (size_t i = 0; i < out.fused.size(); ++i) {
+    const ir::Node* f = out.fused[i];
+    try {
+      out.kernels.push_back(std::make_shared<codegen::kernel::Kernel>(codegen::kernel::lower(*f)));
+    } catch (const ir::Error& e) {
+      throw ir::LocatedError(f->loc, e.what());
+    }
+    out.position[f] = static_cast<int>(i);
+  }
+  return out;
+}
+
+void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes) {
+  if (!step.kernelIR || step.kernelIR->reduceSizes.empty()) return;
+  const codegen::kernel::Kernel& k = *step.kernelIR;
+  auto extent = [&](const std::vector<ir::Dim>& dims) {
+    int64_t n = 1;
+    for (const ir::Dim& d : dims) n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
+    return n;
+  };
+  if (extent(k.reduceSizes) != 0 || extent(k.outer) == 0) return;
+  if (std::optional<ir::OpId> op = codegen::kernel::storedExtremum(k))
+    throw ir::Error(fmt::format("{} of an empty tensor has no identity", ir::opInfo(*op).name));
+}
+
+}  // namespace graphc::codegen

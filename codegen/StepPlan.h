@@ -1,0 +1,73 @@
+// The step plan every backend's Executable runs: what compile() decides
+// about a graph that went through the default pipeline, independent of any
+// call and of the device. Each value gets a slot (where its buffer lives);
+// each node a step (a kernel, a GEMM with its epilogue kernel, eigh, a cond
+// holding its branches' plans, a host op); a result that is not computed
+// into its output (a parameter, a constant, a value returned twice) gets a
+// copy step. Backends attach their compiled kernels by StepPlan::kernel,
+// the kernel's position in codegen::kernel::fusedOps order.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/Graph.h"
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/KernelIR.h"
+#include "codegen/kernel/Lowering.h"
+#include "codegen/BufferAssignment.h"
+#include "runtime/Tensor.h"
+
+namespace graphc::codegen {
+
+/// Where a value's buffer lives.
+struct SlotPlan {
+  enum class Where { Param, Output, Arena, Owned, Constant };
+  Where where = Where::Owned;
+  ir::TensorType type;
+  int index = 0;      // Param, Output: position
+  ArenaOffset offset;  // Arena
+  runtime::Tensor constant;  // Constant: computed at compile time
+};
+
+struct RegionPlan;
+
+struct StepPlan {
+  enum class Kind { Kernel, Gemm, Eigh, Cond, Host, Copy };
+  Kind kind = Kind::Host;
+  const ir::Node* node = nullptr;
+  int kernel = -1;  // Kernel, Gemm: position in fusedOps order
+  std::shared_ptr<const codegen::kernel::Kernel> kernelIR;
+  std::vector<int> inputs, outputs;  // slots
+  std::unique_ptr<RegionPlan> branches[2];
+  char uplo = 'L';  // Eigh
+};
+
+struct RegionPlan {
+  std::vector<SlotPlan> slots;
+  std::vector<StepPlan> steps;
+  ArenaOffset arenaSize;  // the graph body's: what one call allocates for its Arena slots
+};
+
+/// The plan of a graph: its body with the buffer assignment (cond
+/// branches without, their values Owned). `kernels` are the lowered fused
+/// ops of the whole graph, in fusedOps order.
+std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g, const std::vector<std::shared_ptr<const kernel::Kernel>>& kernels,
+                                      const std::unordered_map<const ir::Node*, int>& kernelOf);
+
+/// Each fused op of `g` lowered to the kernel IR, in fusedOps order, and
+/// its position; a body the lowering refuses is an ir::LocatedError at the op.
+struct LoweredKernels {
+  std::vector<const ir::Node*> fused;
+  std::vector<std::shared_ptr<const codegen::kernel::Kernel>> kernels;
+  std::unordered_map<const ir::Node*, int> position;
+};
+LoweredKernels lowerKernels(const ir::Graph& g);
+
+/// Throws the reference interpreter's error for a kernel step that would
+/// store an amax or amin of an empty row (a reduction over a dim of size 0
+/// for a non-empty output): there is no identity to store.
+void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes);
+
+}  // namespace graphc::codegen

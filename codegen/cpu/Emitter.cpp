@@ -1,0 +1,366 @@
+// The emitter's loops, kernels, indices, memory and reductions.
+#include "codegen/cpu/Emitter.h"
+
+#include <set>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include "codegen/kernel/Analysis.h"
+#include "ir/Diagnostics.h"
+#include "runtime/reference/ReferenceOps.h"
+
+namespace graphc::codegen::cpu {
+
+Emitter::Emitter(const Kernel& k, const std::string& name, llvm::Module& m)
+    : k_(k), m_(m), ctx_(m.getContext()), b_(ctx_), signature_(signatureOf(k)) {
+  llvm::Type* ptr = b_.getPtrTy();
+  std::vector<llvm::Type*> params = {ptr, ptr, i64(), i64()};
+  if (k.gemm) params.push_back(ptr);
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  fn_->addFnAttr(llvm::Attribute::NoFree);
+  fn_->addFnAttr(llvm::Attribute::NoSync);
+  fn_->addFnAttr(llvm::Attribute::WillReturn);
+  for (unsigned a = 0; a < fn_->arg_size(); ++a)
+    if (fn_->getArg(a)->getType()->isPointerTy()) fn_->addParamAttr(a, llvm::Attribute::NoCapture);
+}
+
+llvm::Function* Emitter::emit() {
+  entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  accessGroup_ = llvm::MDNode::getDistinct(ctx_, {});
+  b_.SetInsertPoint(entry_);
+  loadArguments();
+  vars_.assign(k_.outer.size() + k_.reduceSizes.size() + 1, nullptr);
+  scopes_.emplace_back();
+  if (k_.kind == ir::KernelKind::Reduction) emitReductionKernel();
+  else emitElementwiseKernel();
+  b_.CreateRetVoid();
+  return fn_;
+}
+
+llvm::Type* Emitter::i64() {
+  return b_.getInt64Ty();
+}
+
+llvm::Value* Emitter::c64(int64_t v) {
+  return b_.getInt64(static_cast<uint64_t>(v));
+}
+
+llvm::Type* Emitter::computeType(DType t) {
+  switch (t) {
+    case DType::F16:
+    case DType::BF16:
+    case DType::F32: return b_.getFloatTy();
+    case DType::F64: return b_.getDoubleTy();
+    case DType::I8: return b_.getInt8Ty();
+    case DType::I32: return b_.getInt32Ty();
+    case DType::I64: return b_.getInt64Ty();
+    case DType::Bool: return b_.getInt1Ty();
+  }
+  return nullptr;
+}
+
+llvm::Type* Emitter::storageType(DType t) {
+  switch (t) {
+    case DType::F16: return b_.getHalfTy();
+    case DType::BF16: return b_.getInt16Ty();
+    case DType::Bool: return b_.getInt8Ty();
+    default: return computeType(t);
+  }
+}
+
+void Emitter::loadArguments() {
+  llvm::Value* buffers = fn_->getArg(0);
+  llvm::Value* sizes = fn_->getArg(1);
+  begin_ = fn_->getArg(2);
+  end_ = fn_->getArg(3);
+  if (k_.gemm) acc_ = fn_->getArg(4);
+  const size_t count = k_.inputs.size() + k_.outputs.size();
+  for (size_t i = 0; i < count; ++i) {
+    llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), buffers, i);
+    llvm::Value* p = b_.CreateAlignedLoad(b_.getPtrTy(), slot, llvm::Align(8), fmt::format("buf{}", i));
+    (i < k_.inputs.size() ? inputs_ : outputs_).push_back(p);
+  }
+  for (size_t s = 0; s < signature_.symbols.size(); ++s) {
+    llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(i64(), sizes, s);
+    sizes_[signature_.symbols[s]] = b_.CreateAlignedLoad(i64(), slot, llvm::Align(8), "size");
+  }
+}
+
+llvm::Value* Emitter::dim(const ir::Dim& d) {
+  return d.isStatic() ? c64(d.size) : sizes_.at(d.symbol);
+}
+
+llvm::BranchInst* Emitter::whileLess(llvm::Value* from, llvm::Value* to, const std::function<llvm::Value*(llvm::Value*)>& body,
+                            const char* name) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, name, fn_);
+  llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(ctx_, std::string(name) + ".body", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, std::string(name) + ".exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* iv = b_.CreatePHI(i64(), 2, name);
+  iv->addIncoming(from, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(iv, to), bodyBlock, exit);
+  b_.SetInsertPoint(bodyBlock);
+  scopes_.emplace_back();
+  llvm::Value* next = body(iv);
+  scopes_.pop_back();
+  iv->addIncoming(next, b_.GetInsertBlock());
+  llvm::BranchInst* latch = b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  return latch;
+}
+
+void Emitter::loop(llvm::Value* from, llvm::Value* to, const std::function<void(llvm::Value*)>& body) {
+  const int loopsBefore = ++loopsMade_;
+  llvm::BranchInst* latch = whileLess(from, to, [&](llvm::Value* iv) {
+    body(iv);
+    return b_.CreateNSWAdd(iv, c64(1));
+  }, "i");
+  if (loopsMade_ == loopsBefore) {  // no loop inside: innermost
+    llvm::MDNode* parallel = llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), accessGroup_});
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, parallel});
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+}
+
+void Emitter::nest(const std::vector<ir::Dim>& dims, size_t first, const std::function<void()>& body, size_t d) {
+  if (d == dims.size()) {
+    body();
+    return;
+  }
+  loop(c64(0), dim(dims[d]), [&](llvm::Value* iv) {
+    vars_[first + d] = iv;
+    nest(dims, first, body, d + 1);
+  });
+}
+
+void Emitter::unravelOuter(llvm::Value* linear) {
+  llvm::Value* rest = linear;
+  for (size_t d = k_.outer.size(); d-- > 0;) {
+    if (d == 0) {
+      vars_[0] = rest;
+    } else {
+      vars_[d] = b_.CreateURem(rest, dim(k_.outer[d]));
+      rest = b_.CreateUDiv(rest, dim(k_.outer[d]));
+    }
+  }
+}
+
+void Emitter::emitElementwiseKernel() {
+  const size_t rank = k_.outer.size();
+  if (rank == 0) {  // a single point
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "point", fn_);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(begin_, end_), body, done);
+    b_.SetInsertPoint(body);
+    linear_ = c64(0);
+    emitStores(false);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    return;
+  }
+  llvm::Value* last = dim(k_.outer.back());
+  whileLess(begin_, end_, [&](llvm::Value* lin) {
+    unravelOuter(lin);
+    llvm::Value* first = vars_[rank - 1];
+    llvm::Value* runStart = b_.CreateNSWSub(lin, first);
+    llvm::Value* runEnd = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end_, b_.CreateNSWAdd(runStart, last));
+    loop(first, b_.CreateNSWSub(runEnd, runStart), [&](llvm::Value* j) {
+      vars_[rank - 1] = j;
+      linear_ = b_.CreateNSWAdd(runStart, j);
+      emitStores(false);
+    });
+    return runEnd;
+  }, "run");
+}
+
+void Emitter::emitReductionKernel() {
+  const size_t rank = k_.outer.size();
+  const std::vector<const Expr*> order = reductionOrder(k_);  // dependencies first
+  planRowScratch(order);
+  loop(begin_, end_, [&](llvm::Value* lin) {
+    unravelOuter(lin);
+    rowValues_.clear();
+    for (const Expr* e : order) rowValues_[e] = emitReduce(*e);
+    emitStores(false);
+    if (std::any_of(k_.stores.begin(), k_.stores.end(), [](const Store& s) { return s.insideReduction; }))
+      nest(k_.reduceSizes, rank, [&] {
+        // Element values a reduction already computed come from its row scratch.
+        for (auto& [expr, buffer] : rowScratch_) {
+          auto* load = tagged(b_.CreateLoad(computeType(expr->dtype), b_.CreateInBoundsGEP(computeType(expr->dtype), buffer, innerLinear())));
+          scopes_.back()[expr] = load;
+        }
+        emitStores(true);
+      });
+  });
+}
+
+void Emitter::planRowScratch(const std::vector<const Expr*>& reduces) {
+  int64_t row = 1;
+  for (const ir::Dim& d : k_.reduceSizes) {
+    if (!d.isStatic()) return;
+    row *= d.size;
+  }
+  if (row == 0 || row * 8 > 64 * 1024) return;
+  std::unordered_set<const Expr*> usedByStores, seen;
+  for (const Store& s : k_.stores)
+    if (s.insideReduction) collectOperands(s.value.get(), usedByStores, seen);
+  llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
+  for (const Expr* r : reduces) {
+    const Expr* arg = r->args[0].get();
+    if (arg->kind != Expr::Kind::Op || !usedByStores.count(arg) || rowScratch_.count(arg)) continue;
+    rowScratch_[arg] = entryBuilder.CreateAlloca(computeType(arg->dtype), c64(row), "row");
+  }
+}
+
+void Emitter::collectOperands(const Expr* e, std::unordered_set<const Expr*>& out, std::unordered_set<const Expr*>& seen) {
+  if (!seen.insert(e).second) return;
+  out.insert(e);
+  if (e->kind == Expr::Kind::Reduce) return;
+  for (const ExprPtr& a : e->args) collectOperands(a.get(), out, seen);
+}
+
+llvm::Value* Emitter::innerLinear() {
+  llvm::Value* linear = c64(0);
+  for (size_t d = 0; d < k_.reduceSizes.size(); ++d)
+    linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(k_.reduceSizes[d])), vars_[k_.outer.size() + d]);
+  return linear;
+}
+
+void Emitter::emitStores(bool insideReduction) {
+  std::vector<std::pair<const Store*, llvm::Value*>> values;
+  for (const Store& s : k_.stores)
+    if (s.insideReduction == insideReduction) values.emplace_back(&s, value(s.value));
+  for (auto& [s, v] : values) {
+    const Buffer& out = k_.outputs[static_cast<size_t>(s->buffer)];
+    storeElement(out.type.dtype, address(outputs_[static_cast<size_t>(s->buffer)], out.type, s->index), v);
+  }
+}
+
+llvm::Value* Emitter::index(const IndexPtr& e) {
+  switch (e->kind) {
+    case Index::Kind::Const: return c64(e->value);
+    case Index::Kind::Var: {
+      llvm::Value* v = vars_.at(static_cast<size_t>(e->value));
+      if (!v) throw ir::Error(fmt::format("cpu codegen: loop variable i{} is not bound here", e->value));
+      return v;
+    }
+    case Index::Kind::Sym: return sizes_.at(e->symbol);
+    case Index::Kind::Add: return b_.CreateNSWAdd(index(e->lhs), index(e->rhs));
+    case Index::Kind::Mul: return b_.CreateNSWMul(index(e->lhs), index(e->rhs));
+    case Index::Kind::Div: return b_.CreateUDiv(index(e->lhs), index(e->rhs));
+    case Index::Kind::Mod: return b_.CreateURem(index(e->lhs), index(e->rhs));
+    case Index::Kind::Indirect: {
+      // wrapIndex: negative from the end, then clamped into [0, size).
+      llvm::Value* size = index(e->rhs);
+      llvm::Value* v = b_.CreateSExtOrTrunc(value(e->load), i64());
+      v = b_.CreateSelect(b_.CreateICmpSLT(v, c64(0)), b_.CreateAdd(v, size), v);
+      v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, c64(0));
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v, b_.CreateSub(size, c64(1)));
+    }
+  }
+  return nullptr;
+}
+
+llvm::Value* Emitter::address(llvm::Value* base, const ir::TensorType& t, const std::vector<IndexPtr>& idx) {
+  llvm::Value* linear = c64(0);
+  for (size_t d = 0; d < idx.size(); ++d) linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(t.shape[d])), index(idx[d]));
+  return b_.CreateInBoundsGEP(storageType(t.dtype), base, linear);
+}
+
+llvm::Value* Emitter::loadElement(DType t, llvm::Value* addr) {
+  llvm::Type* st = storageType(t);
+  llvm::Value* raw = tagged(b_.CreateAlignedLoad(st, addr, llvm::Align(ir::dtypeSize(t))));
+  switch (t) {
+    case DType::F16: return b_.CreateFPExt(raw, b_.getFloatTy());
+    case DType::BF16: return bf16ToFloat(raw);
+    case DType::Bool: return b_.CreateICmpNE(raw, b_.getInt8(0));
+    default: return raw;
+  }
+}
+
+void Emitter::storeElement(DType t, llvm::Value* addr, llvm::Value* v) {
+  llvm::Value* raw = v;
+  switch (t) {
+    case DType::F16: raw = b_.CreateFPTrunc(v, b_.getHalfTy()); break;
+    case DType::BF16: raw = floatToBf16Bits(v); break;
+    case DType::Bool: raw = b_.CreateZExt(v, b_.getInt8Ty()); break;
+    default: break;
+  }
+  tagged(b_.CreateAlignedStore(raw, addr, llvm::Align(ir::dtypeSize(t))));
+}
+
+llvm::Value* Emitter::bf16ToFloat(llvm::Value* bits16) {
+  llvm::Value* wide = b_.CreateShl(b_.CreateZExt(bits16, b_.getInt32Ty()), 16);
+  return b_.CreateBitCast(wide, b_.getFloatTy());
+}
+
+llvm::Value* Emitter::floatToBf16Bits(llvm::Value* f) {
+  llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+  llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), 1);
+  llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7fff))), 16);
+  llvm::Value* quiet = b_.CreateOr(b_.CreateLShr(bits, 16), b_.getInt32(0x40));
+  llvm::Value* r = b_.CreateSelect(b_.CreateFCmpUNO(f, f), quiet, rounded);
+  return b_.CreateTrunc(r, b_.getInt16Ty());
+}
+
+llvm::Value* Emitter::roundTo(DType t, llvm::Value* v) {
+  if (t == DType::F16) return b_.CreateFPExt(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getFloatTy());
+  if (t == DType::BF16) return bf16ToFloat(floatToBf16Bits(v));
+  return v;
+}
+
+llvm::Value* Emitter::emitReduce(const Expr& e) {
+  const DType argType = e.args[0]->dtype;
+  const bool isFloat = ir::isFloat(argType);
+  const bool isSum = e.op == OpId::Sum || e.op == OpId::Mean;
+  const bool isMax = e.op == OpId::Amax;
+  llvm::Type* accType = isSum ? (isFloat ? b_.getDoubleTy() : i64()) : computeType(argType);
+  llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
+  llvm::AllocaInst* acc = entryBuilder.CreateAlloca(accType, nullptr, "acc");
+  llvm::Value* init;
+  if (isSum) init = isFloat ? fconst(accType, 0.0) : c64(0);
+  else if (isFloat) init = fconst(accType, isMax ? -INFINITY : INFINITY);
+  else {
+    const unsigned bits = accType->getIntegerBitWidth();
+    init = b_.getInt(isMax ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
+  }
+  b_.CreateStore(init, acc);
+  nest(k_.reduceSizes, k_.outer.size(), [&] {
+    llvm::Value* v = value(e.args[0]);
+    if (auto it = rowScratch_.find(e.args[0].get()); it != rowScratch_.end())
+      tagged(b_.CreateStore(v, b_.CreateInBoundsGEP(v->getType(), it->second, innerLinear())));
+    llvm::Value* a = b_.CreateLoad(accType, acc);
+    llvm::Value* next;
+    if (isSum && isFloat) {
+      auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(a, b_.CreateFPExt(v, accType)));
+      add->setHasAllowReassoc(true);
+      next = add;
+    } else if (isSum) {
+      next = b_.CreateAdd(a, argType == DType::Bool ? b_.CreateZExt(v, i64()) : b_.CreateSExt(v, i64()));
+    } else if (isFloat) {
+      next = b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, v);
+    } else {
+      next = b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin, a, v);
+    }
+    b_.CreateStore(next, acc);
+  });
+  llvm::Value* r = b_.CreateLoad(accType, acc);
+  if (e.op == OpId::Mean) {
+    llvm::Value* count = c64(1);
+    for (const ir::Dim& d : k_.reduceSizes) count = b_.CreateNSWMul(count, dim(d));
+    r = b_.CreateFDiv(r, b_.CreateSIToFP(count, accType));
+  }
+  llvm::Type* result = computeType(e.dtype);
+  if (isFloat) return roundTo(e.dtype, b_.CreateFPCast(r, result));
+  return b_.CreateSExtOrTrunc(r, result);
+}
+
+}  // namespace graphc::codegen::cpu

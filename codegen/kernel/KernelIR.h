@@ -1,0 +1,100 @@
+// The kernel (loop) IR: the form of one `fused` op that code generators
+// consume. A kernel is a loop nest over an iteration space of (possibly
+// symbolic) sizes; values are expressions over loop variables — loads
+// through index maps, constants, pointwise ops, reductions over inner
+// loops, and a GEMM accumulator for matmul kernels; results are stores.
+//
+//   kernel k0_linear_add_relu (matmul_epilogue)
+//     in0: f32[B, 64]  in1: f32[128, 64]  in2: f32[128]
+//     out0: f32[B, 128]
+//     gemm acc[i0, i1] = sum k in [0, 64): in0[i0, k] * in1[i1, k]
+//     for i0 in [0, B), i1 in [0, 128):
+//       out0[i0, i1] = relu(add(acc, in2[i1]))
+//
+// Shape ops never appear: they are folded into index maps (reshape as
+// div/mod of the linear index, permute as reordered variables, expand and
+// broadcasting as 0, slice as start + step * i). index_select and gather
+// become indirect indices: a dim indexed by a value the kernel loads.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel/Index.h"
+#include "ir/Graph.h"
+#include "ir/KernelKind.h"
+
+namespace graphc::codegen::kernel {
+
+using ir::AttrMap;
+using ir::DType;
+using ir::KernelKind;
+using ir::OpId;
+using ir::TensorType;
+
+/// A value expression. Loop variables 0..outerRank-1 are the kernel's outer
+/// loops; the reduction loop variables follow them.
+struct Expr {
+  /// Select: concat's piecewise choice — args[k] where index[0] < bounds[k]
+  /// (the first bound that holds).
+  enum class Kind { Load, Const, Op, Reduce, Acc, Select };
+  Kind kind = Kind::Const;
+  DType dtype = DType::F32;
+  int buffer = -1;               // Load: index into Kernel::inputs
+  std::vector<IndexPtr> index;   // Load
+  double value = 0;              // Const of a float dtype
+  int64_t intValue = 0;          // Const of an integer or bool dtype: exact, in the dtype's range
+  OpId op = OpId::Add;           // Op, Reduce (sum, amax, amin)
+  AttrMap attrs;                 // Op: e.g. cast's dtype, clamp's bounds
+  std::vector<std::shared_ptr<const Expr>> args;
+  std::vector<int64_t> bounds;   // Select
+};
+using ExprPtr = std::shared_ptr<const Expr>;
+
+struct Buffer {
+  std::string name;  // in0, out1: made by the compiler, never from the input file
+  TensorType type;
+};
+
+struct Store {
+  int buffer;                  // index into Kernel::outputs
+  std::vector<IndexPtr> index;
+  ExprPtr value;
+  bool insideReduction;        // stored per element of the reduced dims, not per row
+};
+
+/// A row reduction kernel reduces `reduceSizes` (inner loops) for every
+/// point of the outer loops; a GEMM kernel computes `acc` for every point.
+struct Gemm {
+  int a = -1, b = -1;     // input buffers
+  bool transposeB = false;  // linear: b is [out, in]
+  IndexPtr k;             // contraction size
+  std::vector<IndexPtr> aIndex, bIndex;  // in terms of the outer vars and var `kVar`
+  int64_t kVar = 0;
+};
+
+struct Kernel {
+  std::string name;
+  KernelKind kind = KernelKind::Pointwise;  // what the lowering built
+  std::vector<Buffer> inputs, outputs;
+  std::vector<Dim> outer;        // outer loop sizes
+  std::vector<Dim> reduceSizes;  // inner (reduction) loop sizes; empty if none
+  std::optional<Gemm> gemm;
+  std::vector<Store> stores;
+};
+
+/// A Const's text: an integer (or true/false) for integer and bool dtypes,
+/// else a float that reads back as one ("2.0").
+std::string constantText(const Expr& e);
+
+/// The loop-nest text of a kernel (what `graphc compile --emit=kernels`
+/// prints; Printer.cpp).
+std::string print(const Kernel& k);
+
+/// An expression on one line, without temporaries: an indirect index's
+/// value in the text form.
+std::string inlineText(const Expr& e);
+
+}  // namespace graphc::codegen::kernel

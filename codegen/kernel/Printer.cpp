@@ -1,0 +1,156 @@
+// The kernel IR's text form: each kernel as a loop nest (what `graphc
+// compile --emit=kernels` prints and the lit tests check).
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "codegen/kernel/KernelIR.h"
+
+namespace graphc::codegen::kernel {
+
+using namespace ir;
+
+std::string constantText(const Expr& e) {
+  if (isFloat(e.dtype)) return toString(Attribute::ofFloat(e.value));
+  if (e.dtype == DType::Bool) return e.intValue ? "true" : "false";
+  return std::to_string(e.intValue);
+}
+
+std::string inlineText(const Expr& e) {
+  switch (e.kind) {
+    case Expr::Kind::Load: {
+      std::string s = fmt::format("in{}[", e.buffer);
+      for (size_t k = 0; k < e.index.size(); ++k) s += (k ? ", " : "") + toString(e.index[k]);
+      return s + "]";
+    }
+    case Expr::Kind::Const: return constantText(e);
+    case Expr::Kind::Acc: return "acc";
+    case Expr::Kind::Reduce:
+    case Expr::Kind::Select:
+    case Expr::Kind::Op: {
+      std::string s = e.kind == Expr::Kind::Select ? "select" : std::string(opInfo(e.op).name);
+      s += "(";
+      for (size_t k = 0; k < e.args.size(); ++k) s += (k ? ", " : "") + inlineText(*e.args[k]);
+      for (const auto& [name, value] : e.attrs) s += fmt::format(", {}={}", name, toString(value));
+      return s + ")";
+    }
+  }
+  return "?";
+}
+
+namespace {
+
+/// Prints a kernel as a loop nest. Reductions and values used more than
+/// once become temporaries (t0, t1, ...), defined in the outer loop when
+/// they depend only on the outer variables and in the inner loop otherwise.
+class Printer {
+ public:
+  explicit Printer(const Kernel& k) : k_(k), outerRank_(static_cast<int64_t>(k.outer.size())) {}
+
+  std::string run() {
+    std::string out = fmt::format("kernel {} ({})\n", k_.name, ir::kernelKindName(k_.kind));
+    for (const Buffer& b : k_.inputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
+    for (const Buffer& b : k_.outputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
+    if (k_.gemm) {
+      const Gemm& g = *k_.gemm;
+      out += fmt::format("  gemm acc[{}] = sum i{} in [0, {}): {}[{}] * {}[{}]\n", list(vars(k_.outer.size())), g.kVar,
+                         toString(g.k), k_.inputs[g.a].name, list(g.aIndex), k_.inputs[g.b].name, list(g.bIndex));
+    }
+    for (const Store& s : k_.stores) countUses(s.value);
+    for (const Store& s : k_.stores) {
+      std::string line = fmt::format("{}[{}] = {}", k_.outputs[s.buffer].name, list(s.index), render(s.value, false));
+      (s.insideReduction ? inner_ : outer_).push_back(line);
+    }
+    out += "  for " + loops(k_.outer, 0) + ":\n";
+    for (const std::string& l : outer_) out += "    " + l + "\n";
+    if (!inner_.empty()) {
+      out += "    for " + loops(k_.reduceSizes, k_.outer.size()) + ":\n";
+      for (const std::string& l : inner_) out += "      " + l + "\n";
+    }
+    return out;
+  }
+
+ private:
+  void countUses(const ExprPtr& e) {
+    if (uses_[e.get()]++ > 0) return;
+    for (const ExprPtr& a : e->args) countUses(a);
+  }
+
+  /// Whether e reads an inner (reduction) variable outside any Reduce.
+  bool dependsOnInner(const ExprPtr& e) {
+    if (auto it = inner_deps_.find(e.get()); it != inner_deps_.end()) return it->second;
+    bool d = false;
+    if (e->kind == Expr::Kind::Load || e->kind == Expr::Kind::Select)
+      for (const IndexPtr& i : e->index) d |= readsVar(i, [&](int64_t v) { return v >= outerRank_; });
+    if (e->kind != Expr::Kind::Reduce)
+      for (const ExprPtr& a : e->args) d |= dependsOnInner(a);
+    return inner_deps_[e.get()] = d;
+  }
+
+  std::string render(const ExprPtr& e, bool inReduce) {
+    // Inside a reduction's body only row-level values may become
+    // temporaries: a temporary of the inner loop would be out of scope there.
+    const bool shared = e->kind == Expr::Kind::Op && uses_[e.get()] > 1 && (!inReduce || !dependsOnInner(e));
+    const bool named = e->kind == Expr::Kind::Reduce || shared;
+    if (!named) return text(e, inReduce);
+    if (auto it = temps_.find(e.get()); it != temps_.end()) return it->second;
+    std::string definition = text(e, inReduce);
+    std::string name = fmt::format("t{}", temps_.size());
+    temps_[e.get()] = name;
+    (dependsOnInner(e) ? inner_ : outer_).push_back(name + " = " + definition);
+    return name;
+  }
+
+  std::string text(const ExprPtr& e, bool inReduce) {
+    switch (e->kind) {
+      case Expr::Kind::Load: return fmt::format("{}[{}]", k_.inputs[e->buffer].name, list(e->index));
+      case Expr::Kind::Const: return constantText(*e);
+      case Expr::Kind::Acc: return "acc";
+      case Expr::Kind::Reduce:
+        return fmt::format("{} over {}: {}", opInfo(e->op).name, loops(k_.reduceSizes, k_.outer.size()),
+                           render(e->args[0], true));
+      case Expr::Kind::Select: {
+        std::string s = "select(";
+        for (size_t k = 0; k < e->args.size(); ++k)
+          s += fmt::format("{}{}{}", k ? ", " : "",
+                           k + 1 < e->args.size() ? fmt::format("{} < {}: ", toString(e->index[0]), e->bounds[k]) : "",
+                           render(e->args[k], inReduce));
+        return s + ")";
+      }
+      case Expr::Kind::Op: {
+        std::string s = std::string(opInfo(e->op).name) + "(";
+        for (size_t k = 0; k < e->args.size(); ++k) s += (k ? ", " : "") + render(e->args[k], inReduce);
+        for (const auto& [name, value] : e->attrs) s += fmt::format(", {}={}", name, toString(value));
+        return s + ")";
+      }
+    }
+    return "?";
+  }
+
+  static std::string list(const Indices& idx) {
+    std::string s;
+    for (size_t k = 0; k < idx.size(); ++k) s += (k ? ", " : "") + toString(idx[k]);
+    return s;
+  }
+
+  static std::string loops(const std::vector<Dim>& sizes, size_t first) {
+    std::string s;
+    for (size_t k = 0; k < sizes.size(); ++k)
+      s += fmt::format("{}i{} in [0, {})", k ? ", " : "", first + k, ir::toString(sizes[k]));
+    return sizes.empty() ? "(one point)" : s;
+  }
+
+  const Kernel& k_;
+  const int64_t outerRank_;
+  std::unordered_map<const Expr*, int> uses_;
+  std::unordered_map<const Expr*, bool> inner_deps_;
+  std::unordered_map<const Expr*, std::string> temps_;
+  std::vector<std::string> outer_, inner_;
+};
+
+}  // namespace
+
+std::string print(const Kernel& k) { return Printer(k).run(); }
+
+}  // namespace graphc::codegen::kernel

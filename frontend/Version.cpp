@@ -1,6 +1,0 @@
-// libgraphc.so's own translation unit: the package version, compiled in.
-#include "frontend/Api.h"
-
-namespace graphc {
-std::string_view version() { return GRAPHC_VERSION; }
-}  // namespace graphc

@@ -1,0 +1,163 @@
+// graphc's embedding API: compile a graph (a .graph file, text, or one
+// traced through frontend/Tracer.h) for a device and run it, the way a
+// Python program uses torch.compile. Include <graphc/graphc.h>, which
+// gathers this header, the tracer and compiled().
+//
+//   graphc::Executable exe = graphc::compile(graphc::Graph::load("mlp.graph"),
+//                                            {.device = graphc::Device::Cpu});
+//   std::vector<graphc::Tensor> out = exe.run({x, w1, b1, w2, b2});
+//
+// Errors reach the caller as exceptions: graphc::CompileError carries the
+// same located diagnostics the CLI prints (`file:line:col: error: ...`);
+// graphc::Error (ir::Error) is everything else (inputs that do not fit, a
+// failing library call). The library never prints to stdout and never
+// exits; the only things it writes are debug dumps (dumpDir or
+// GRAPHC_DEBUG_DIR) and, when GRAPHC_LOGS asks for them, log lines on
+// stderr.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/Backend.h"
+#include "ir/Diagnostics.h"
+#include "ir/Graph.h"
+#include "runtime/Executable.h"
+#include "runtime/Tensor.h"
+
+namespace graphc {
+
+using ir::DType;
+/// A host tensor: owning (`Tensor(DType::F32, {2, 3})`) or wrapping the
+/// caller's memory without a copy (`Tensor::wrap(dtype, shape, ptr)`).
+using runtime::Tensor;
+using Error = ir::Error;
+/// How a run runs: RunOptions::cancel, an atomic flag another thread may
+/// set to stop it (the run then throws Cancelled).
+using runtime::RunOptions;
+using runtime::Cancelled;
+
+/// The package version ("0.1.0"); libgraphc.so's, for a program that
+/// links it.
+std::string_view version();
+
+/// Where a graph runs: the reference interpreter, the cpu or the cuda
+/// backend; deviceName / parseDevice convert to and from text.
+using codegen::Device;
+using codegen::deviceName;
+using codegen::parseDevice;
+/// cuda: GEMMs by the generated kernels or by cuBLASLt.
+using codegen::MatmulImpl;
+
+/// A compile that failed with diagnostics; what() is them, formatted as the
+/// CLI prints them.
+class CompileError : public Error {
+ public:
+  explicit CompileError(std::vector<ir::Diagnostic> diagnostics);
+  std::vector<ir::Diagnostic> diagnostics;
+};
+
+/// What compile() (and compiled()) take: the device, the passes, the dump
+/// folder, the cuda architecture and GEMM implementation, and compiled()'s
+/// dynamic dims, name and recompile limit (codegen/Backend.h). The CLI,
+/// this API and the backends share this one type.
+using codegen::CompileOptions;
+using codegen::DynamicDim;
+/// Each stage of a compile and its wall time: what `--time-passes` prints.
+using codegen::CompileReport;
+
+/// A graph: parsed, traced or loaded. Copies share the same (immutable) IR.
+class Graph {
+ public:
+  explicit Graph(std::unique_ptr<ir::Module> module);
+  /// Parse .graph text / a file; throws CompileError with the parser's
+  /// diagnostics.
+  static Graph parse(std::string text, std::string bufferName = "<string>");
+  /// A `.onnx` file is imported (frontend/onnx/OnnxImporter.h), with its
+  /// diagnostics located in a listing of the model.
+  static Graph load(const std::filesystem::path& file);
+
+  /// The entry graph (`@main`, else the first).
+  const ir::Graph& entry() const;
+  const ir::Module& module() const { return *module_; }
+  /// The .graph text, which parse() reads back to the same graph.
+  std::string text() const;
+
+ private:
+  std::shared_ptr<const ir::Module> module_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Graph& g);
+
+/// A model file and what loading it decided: for an ONNX model, the
+/// parameter each graph input became (by ONNX name) and the inputs the
+/// import specialised on the values given for them.
+struct LoadedModel {
+  Graph graph;
+  std::map<std::string, std::string> paramOfInput;
+  std::vector<std::string> specialised;
+};
+
+/// Loads a .graph file or an ONNX model (`.onnx`). `knownInputs` are
+/// values for ONNX graph inputs that an op needs at import time (a
+/// Reshape's shape); the graph is specialised on them. Throws
+/// CompileError with located diagnostics.
+LoadedModel loadModel(const std::filesystem::path& file, const std::map<std::string, Tensor>& knownInputs = {});
+
+/// A tensor from a .npy file or an ONNX TensorProto (`.pb`) file.
+Tensor readTensor(const std::filesystem::path& file);
+
+/// A graph compiled for one device. Cheap to copy (copies share it).
+class Executable {
+ public:
+  /// Checks the inputs against the graph's parameters (throws Error naming
+  /// the one that does not fit), runs, returns fresh outputs. Any number of
+  /// threads may run one Executable at once.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options = {}) const;
+  /// Binds the caller's tensors once; replay() re-runs on what they hold
+  /// (a CUDA graph on cuda). Same contract as runtime::Executable; one
+  /// capture at a time (replays from several threads take turns).
+  void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) const;
+  void replay(const RunOptions& options = {}) const;
+
+  Device device() const;
+  /// The graph after the pass pipeline (the input itself on reference).
+  const Graph& optimized() const;
+  /// The step list, one per line.
+  std::string describe() const;
+  /// What the compile spent its time on, stage by stage.
+  const CompileReport& report() const;
+  /// This compile's dump folder; empty when nothing was dumped.
+  const std::string& dumpDir() const;
+
+ private:
+  friend Executable compile(const Graph& graph, const CompileOptions& options);
+  struct State;
+  explicit Executable(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  std::shared_ptr<State> state_;
+};
+
+/// The compile pipeline: verify, the pass pipeline, the backend. Throws
+/// CompileError with located diagnostics for a graph it cannot compile,
+/// Error for an unusable device ("no CUDA device: ...").
+Executable compile(const Graph& graph, const CompileOptions& options = {});
+/// Graph::load(file), then compile.
+Executable compile(const std::filesystem::path& file, const CompileOptions& options = {});
+
+/// What `graphc compile --emit=KIND` prints: the graph through the same
+/// pipeline as compile(), then "graph" (the IR with its buffer
+/// assignment), "kernels" (the kernel IR), "dot" (Graphviz), or what the
+/// device's backend generates ("llvm", "asm"; "cuda", "ptx"), without
+/// building an Executable (no GPU needed for cuda). `report`, if given,
+/// gets the stages.
+std::string emit(const Graph& graph, std::string_view kind, const CompileOptions& options = {},
+                 CompileReport* report = nullptr);
+
+}  // namespace graphc

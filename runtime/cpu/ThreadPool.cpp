@@ -1,0 +1,132 @@
+#include "runtime/cpu/ThreadPool.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+namespace graphc::runtime {
+
+namespace {
+thread_local bool insideChunk = false;
+
+int threadsFromEnvironment() {
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const char* env = std::getenv("GRAPHC_NUM_THREADS");
+  if (!env) return std::min(hardware, ThreadPool::kMaxThreads);
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(env, env + std::strlen(env), n);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && *end == '\0' && n > ThreadPool::kMaxThreads)) {
+    std::fprintf(stderr, "graphc: warning: GRAPHC_NUM_THREADS=%s is more than %d; using %d threads\n", env,
+                 ThreadPool::kMaxThreads, ThreadPool::kMaxThreads);
+    return ThreadPool::kMaxThreads;
+  }
+  if (ec != std::errc() || *end != '\0' || n <= 0) {
+    std::fprintf(stderr, "graphc: warning: GRAPHC_NUM_THREADS=%s is not a positive integer; using %d threads\n", env,
+                 hardware);
+    return std::min(hardware, ThreadPool::kMaxThreads);
+  }
+  return static_cast<int>(n);
+}
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  threads = std::clamp(threads, 1, kMaxThreads);
+  for (int i = 1; i < threads; ++i) {
+    try {
+      workers_.emplace_back([this] { workerLoop(); });
+    } catch (const std::system_error& e) {
+      // A process limit (RLIMIT_NPROC, a container's pids.max, memory for
+      // stacks): run with the threads that did start.
+      std::fprintf(stderr, "graphc: warning: could start only %d of %d threads (%s); continuing with %d\n", i, threads,
+                   e.what(), i);
+      break;
+    }
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool pool(threadsFromEnvironment());
+  return pool;
+}
+
+int ThreadPool::claim(Job& job) {
+  if (job.claimed >= job.chunks) return -1;
+  const int c = job.claimed++;
+  if (job.claimed == job.chunks) queue_.erase(std::find(queue_.begin(), queue_.end(), &job));
+  return c;
+}
+
+void ThreadPool::runChunk(Job& job, int c, std::unique_lock<std::mutex>& lock) {
+  const bool failed = job.error != nullptr;
+  lock.unlock();
+  std::exception_ptr error;
+  if (!failed) {
+    const int64_t begin = c * job.chunkSize, end = std::min(job.n, begin + job.chunkSize);
+    const bool outer = insideChunk;
+    insideChunk = true;
+    try {
+      if (begin < end) (*job.body)(begin, end, c);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    insideChunk = outer;
+  }
+  lock.lock();
+  if (error && !job.error) job.error = error;
+  // Under the lock: the job's owner cannot see the count, return and free
+  // the job before this thread is done with it.
+  if (++job.finished == job.chunks) done_.notify_all();
+}
+
+void ThreadPool::parallelFor(int64_t n, int64_t grain, const Body& body) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t byGrain = (n + grain - 1) / grain;
+  const int chunks = static_cast<int>(std::min<int64_t>(size(), byGrain));
+  if (chunks <= 1 || insideChunk) {
+    body(0, n, 0);
+    return;
+  }
+  // Equal chunks, rounded up to the grain so boundaries stay aligned.
+  int64_t chunkSize = (n + chunks - 1) / chunks;
+  chunkSize = (chunkSize + grain - 1) / grain * grain;
+  Job job;
+  job.body = &body;
+  job.n = n;
+  job.chunkSize = chunkSize;
+  job.chunks = static_cast<int>((n + chunkSize - 1) / chunkSize);
+  std::unique_lock lock(mutex_);
+  queue_.push_back(&job);
+  lock.unlock();
+  wake_.notify_all();
+  lock.lock();
+  // The caller works on its own job only, so its return never waits on
+  // another caller's chunks.
+  for (int c; (c = claim(job)) >= 0;) runChunk(job, c, lock);
+  done_.wait(lock, [&] { return job.finished == job.chunks; });
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+void ThreadPool::workerLoop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Job& job = *queue_.front();
+    runChunk(job, claim(job), lock);
+  }
+}
+
+}  // namespace graphc::runtime

@@ -1,0 +1,105 @@
+// Reference kernels of matmul (torch.matmul: vector operands and broadcast
+// batch dims), linear (x @ wᵀ + b) and eigh (LAPACK dsyevd per matrix).
+#include <lapacke.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ir/Diagnostics.h"
+#include "runtime/reference/ReferenceOps.h"
+
+namespace graphc::runtime::reference {
+
+namespace {
+/// C[m,n] = A[m,k] @ B[k,n] for row-major blocks, accumulated in f64.
+void gemmBlock(const Tensor& a, int64_t aOff, const Tensor& b, int64_t bOff, Tensor& c, int64_t cOff, int64_t m,
+               int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < k; ++p) acc += a.getDouble(aOff + i * k + p) * b.getDouble(bOff + p * n + j);
+      c.setDouble(cOff + i * n + j, acc);
+    }
+}
+}  // namespace
+
+MatmulLayout matmulLayout(std::vector<int64_t> sa, std::vector<int64_t> sb) {
+  if (sa.size() == 1) sa.insert(sa.begin(), 1);
+  if (sb.size() == 1) sb.push_back(1);
+  MatmulLayout l{sa[sa.size() - 2], sa.back(), sb.back(), {}, {}};
+  std::vector<int64_t> batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
+  const size_t rank = std::max(batchA.size(), batchB.size());
+  std::vector<int64_t> batch(rank);
+  for (size_t i = 0; i < rank; ++i) {  // broadcast the batch dims, aligned at the right
+    int64_t da = i < rank - batchA.size() ? 1 : batchA[i - (rank - batchA.size())];
+    int64_t db = i < rank - batchB.size() ? 1 : batchB[i - (rank - batchB.size())];
+    batch[i] = da == 1 ? db : da;
+  }
+  l.aOffsets = broadcastIndices(batch, batchA);
+  l.bOffsets = broadcastIndices(batch, batchB);
+  for (int64_t& o : l.aOffsets) o *= l.m * l.k;
+  for (int64_t& o : l.bOffsets) o *= l.k * l.n;
+  return l;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape) {
+  const MatmulLayout l = matmulLayout(a.shape(), b.shape());
+  Tensor out(a.dtype(), shape);
+  for (size_t bi = 0; bi < l.aOffsets.size(); ++bi)
+    gemmBlock(a, l.aOffsets[bi], b, l.bOffsets[bi], out, static_cast<int64_t>(bi) * l.m * l.n, l.m, l.k, l.n);
+  return out;
+}
+
+Tensor linear(const std::vector<Tensor>& operands, const std::vector<int64_t>& shape) {
+  const Tensor& x = operands[0];
+  const Tensor& w = operands[1];
+  const int64_t in = w.shape()[1], outFeatures = w.shape()[0];
+  const int64_t rows = in == 0 ? checkedNumel(shape) / std::max<int64_t>(outFeatures, 1) : x.numel() / in;
+  Tensor out(x.dtype(), shape);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < outFeatures; ++o) {
+      double acc = operands.size() > 2 ? operands[2].getDouble(o) : 0.0;
+      for (int64_t p = 0; p < in; ++p) acc += x.getDouble(r * in + p) * w.getDouble(o * in + p);
+      out.setDouble(r * outFeatures + o, acc);
+    }
+  return out;
+}
+
+std::optional<int64_t> firstNonFiniteMatrix(const Tensor& a, char uplo) {
+  const int64_t n = a.shape().back();
+  const int64_t batch = n == 0 ? 0 : a.numel() / (n * n);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = uplo == 'L' ? 0 : i; j < (uplo == 'L' ? i + 1 : n); ++j)
+        if (!std::isfinite(a.getDouble((b * n + i) * n + j))) return b;
+  return std::nullopt;
+}
+
+ir::Error nonFiniteEighInput(int64_t batchIndex) {
+  return ir::Error(fmt::format("eigh: matrix {} of the batch has a NaN or Inf entry (eigh needs finite input)", batchIndex));
+}
+
+std::vector<Tensor> eigh(const ir::Node& node, const Tensor& a) {
+  const int64_t n = a.shape().back();
+  const ir::Attribute* uploAttr = node.attrs.find("uplo");
+  const char uplo = uploAttr && uploAttr->s == "U" ? 'U' : 'L';
+  if (std::optional<int64_t> bad = firstNonFiniteMatrix(a, uplo)) throw nonFiniteEighInput(*bad);
+  std::vector<int64_t> valueShape(a.shape().begin(), a.shape().end() - 1);
+  Tensor values(a.dtype(), valueShape), vectors(a.dtype(), a.shape());
+  const int64_t batch = n == 0 ? 0 : a.numel() / (n * n);
+  std::vector<double> matrix(static_cast<size_t>(n * n)), w(static_cast<size_t>(n));
+  for (int64_t b = 0; b < batch; ++b) {
+    // The oracle works in f64 whatever the input dtype (dsyevd), then rounds.
+    for (int64_t i = 0; i < n * n; ++i) matrix[static_cast<size_t>(i)] = a.getDouble(b * n * n + i);
+    lapack_int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', uplo, static_cast<lapack_int>(n), matrix.data(),
+                                     static_cast<lapack_int>(n), w.data());
+    if (info != 0)
+      throw ir::Error(fmt::format("eigh: LAPACK dsyevd failed for matrix {} of the batch (info = {})", b, info));
+    for (int64_t i = 0; i < n; ++i) values.setDouble(b * n + i, w[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < n * n; ++i) vectors.setDouble(b * n * n + i, matrix[static_cast<size_t>(i)]);
+  }
+  return {values, vectors};
+}
+
+}  // namespace graphc::runtime::reference

@@ -1,0 +1,126 @@
+// Reference kernels of the reductions (sum mean amax amin), softmax,
+// log_softmax and layer_norm. Accumulation is in f64 for floats and in
+// wrapping int64 for integer sums.
+#include <cmath>
+#include <limits>
+
+#include "ir/Diagnostics.h"
+#include "ir/ShapeRules.h"
+#include "runtime/reference/ReferenceOps.h"
+
+namespace graphc::runtime::reference {
+
+using ir::OpId;
+
+namespace {
+/// Which axes of a rank-`rank` input a reduction node reduces.
+std::vector<bool> reducedAxes(const ir::Node& n, int64_t rank) {
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t d : ir::rules::reducedAxes(n.attrs, rank)) reduced[static_cast<size_t>(d)] = true;
+  return reduced;
+}
+}  // namespace
+
+Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>& shape) {
+  const int64_t rank = x.rank();
+  std::vector<bool> reduced = reducedAxes(n, rank);
+  // Output index of each input element: drop (or zero) the reduced axes.
+  std::vector<int64_t> keptShape;
+  for (int64_t k = 0; k < rank; ++k) keptShape.push_back(reduced[k] ? 1 : x.shape()[k]);
+  std::vector<int64_t> outStrides = contiguousStrides(keptShape);
+  const int64_t outCount = checkedNumel(keptShape);
+  std::vector<int64_t> counter(static_cast<size_t>(rank), 0);
+
+  const bool floatMath = ir::isFloat(x.dtype());
+  std::vector<double> accF(static_cast<size_t>(outCount), 0.0);
+  std::vector<int64_t> accI(static_cast<size_t>(outCount), 0);
+  std::vector<int64_t> seen(static_cast<size_t>(outCount), 0);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t o = 0;
+    for (int64_t k = 0; k < rank; ++k)
+      if (!reduced[k]) o += counter[k] * outStrides[k];
+    auto slot = static_cast<size_t>(o);
+    if (floatMath) {
+      double v = x.getDouble(i);
+      if (n.op == OpId::Sum || n.op == OpId::Mean) accF[slot] += v;
+      else if (seen[slot] == 0 || std::isnan(v)) accF[slot] = v;  // first element, or NaN propagates
+      else if (!std::isnan(accF[slot])) accF[slot] = n.op == OpId::Amax ? std::max(accF[slot], v) : std::min(accF[slot], v);
+    } else {
+      int64_t v = x.getInt(i);
+      if (n.op == OpId::Sum) accI[slot] = static_cast<int64_t>(static_cast<uint64_t>(accI[slot]) + static_cast<uint64_t>(v));
+      else if (seen[slot] == 0) accI[slot] = v;
+      else accI[slot] = n.op == OpId::Amax ? std::max(accI[slot], v) : std::min(accI[slot], v);
+    }
+    ++seen[slot];
+    for (int64_t k = rank; k-- > 0;) {
+      if (++counter[k] < x.shape()[k]) break;
+      counter[k] = 0;
+    }
+  }
+  Tensor out(n.result()->type.dtype, shape);
+  for (int64_t o = 0; o < outCount; ++o) {
+    auto slot = static_cast<size_t>(o);
+    if ((n.op == OpId::Amax || n.op == OpId::Amin) && seen[slot] == 0)
+      throw ir::Error(std::string(n.name()) + " of an empty tensor has no identity");
+    if (floatMath)
+      out.setDouble(o, n.op == OpId::Mean ? accF[slot] / static_cast<double>(seen[slot]) : accF[slot]);
+    else
+      out.setInt(o, accI[slot]);
+  }
+  return out;
+}
+
+Tensor softmax(const ir::Node& n, const Tensor& x) {
+  const int64_t rank = std::max<int64_t>(x.rank(), 1);
+  const int64_t dim = *ir::rules::normalizeAxis(n.attrs.find("dim")->i, rank);
+  std::vector<int64_t> shape = x.rank() == 0 ? std::vector<int64_t>{1} : x.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < dim; ++k) outer *= shape[k];
+  for (int64_t k = dim + 1; k < rank; ++k) inner *= shape[k];
+  const int64_t len = shape[dim];
+  Tensor out(x.dtype(), x.shape());
+  const bool logOutput = n.op == OpId::LogSoftmax;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      auto idx = [&](int64_t j) { return (o * len + j) * inner + in; };
+      double max = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < len; ++j) max = std::max(max, x.getDouble(idx(j)));
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j) sum += std::exp(x.getDouble(idx(j)) - max);
+      for (int64_t j = 0; j < len; ++j) {
+        double shifted = x.getDouble(idx(j)) - max;
+        out.setDouble(idx(j), logOutput ? shifted - std::log(sum) : std::exp(shifted) / sum);
+      }
+    }
+  return out;
+}
+
+Tensor layerNorm(const ir::Node& n, const std::vector<Tensor>& operands) {
+  const Tensor& x = operands[0];
+  const Tensor& w = operands[1];
+  const Tensor* b = operands.size() > 2 ? &operands[2] : nullptr;
+  const ir::Attribute* epsAttr = n.attrs.find("eps");
+  const double eps = epsAttr ? epsAttr->asDouble() : 1e-5;
+  const int64_t group = w.numel();
+  const int64_t rows = group == 0 ? 0 : x.numel() / group;
+  Tensor out(x.dtype(), x.shape());
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < group; ++j) mean += x.getDouble(r * group + j);
+    mean /= static_cast<double>(group);
+    for (int64_t j = 0; j < group; ++j) {
+      double d = x.getDouble(r * group + j) - mean;
+      var += d * d;
+    }
+    var /= static_cast<double>(group);  // biased, as torch.layer_norm
+    const double scale = 1.0 / std::sqrt(var + eps);
+    for (int64_t j = 0; j < group; ++j) {
+      double y = (x.getDouble(r * group + j) - mean) * scale * w.getDouble(j);
+      if (b) y += b->getDouble(j);
+      out.setDouble(r * group + j, y);
+    }
+  }
+  return out;
+}
+
+}  // namespace graphc::runtime::reference
