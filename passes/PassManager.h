@@ -50,8 +50,8 @@ class PassManager {
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 
-/// The default pipeline, in order (DESIGN §5; later stages arrive with
-/// their passes).
+/// The default pipeline, in order (docs/passes.md): verify, infer-types,
+/// canonicalize, cond-fold, cond-to-select, decompose, cse, dce, fuse.
 void addDefaultPipeline(PassManager& pm);
 
 /// Adds the comma-separated passes of `spec` ("cse,dce"); reports an unknown

@@ -1,5 +1,5 @@
 // The cuda backend on a GPU against the reference interpreter (the oracle),
-// with DESIGN §8's tolerances and outputs poisoned before each run: every
+// with torch's default tolerances (tests/support/Tolerance.h) and outputs poisoned before each run: every
 // golden case, every project graph, the random-graph differential test,
 // eigh from n = 3 to 512 and batches up to 10,000, cond taken both ways
 // inside one replayed CUDA graph, replay after the inputs change, and the

@@ -1,5 +1,7 @@
 #include "DiffTest.h"
 
+#include "tests/support/Tolerance.h"
+
 #include <cmath>
 
 #include <fmt/format.h>
@@ -25,12 +27,11 @@ std::string diagnostics(ir::DiagnosticEngine& diags) {
   return out;
 }
 
-struct Tolerance {
-  double rtol, atol;
-};
+using testing::isClose;
+using testing::Tolerance;
 
-/// torch's default tolerances (DESIGN §8), for the graph's outputs.
-Tolerance outputTolerance(bool f32) { return f32 ? Tolerance{1.3e-6, 1e-5} : Tolerance{1e-7, 1e-7}; }
+/// torch's default tolerances, for the graph's outputs.
+Tolerance outputTolerance(bool f32) { return testing::defaultTolerance(f32 ? ir::DType::F32 : ir::DType::F64); }
 
 /// For a kernel's IR against its body. The kernel IR rounds the GEMM
 /// accumulator to the dtype before its epilogue adds the bias, as every
@@ -38,19 +39,13 @@ Tolerance outputTolerance(bool f32) { return f32 ? Tolerance{1.3e-6, 1e-5} : Tol
 /// of a large epilogue value turns that one rounding into 4e-6 relative or
 /// 2e-5 absolute (seen: seeds 430 and 112665 of --f32). What this check is
 /// for, index maps reading the wrong element, gives errors of order one.
-Tolerance kernelTolerance(bool f32) { return f32 ? Tolerance{2e-3, 2e-4} : Tolerance{1e-7, 1e-7}; }
+Tolerance kernelTolerance(bool f32) { return f32 ? Tolerance{2e-3, 2e-4} : outputTolerance(false); }
 
 /// For the cpu backend against the reference: torch's in f64. In f32 the
 /// backend computes each op in f32 (libmvec's exp, f32 GEMM accumulation)
 /// where the reference computes in f64 and rounds, the difference the
 /// kernel IR's own tolerance allows for.
 Tolerance cpuTolerance(bool f32) { return f32 ? kernelTolerance(true) : outputTolerance(false); }
-
-bool close(double a, double e, Tolerance tol) {
-  if (std::isnan(e)) return std::isnan(a);
-  if (std::isinf(e)) return a == e;
-  return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e);
-}
 
 }  // namespace
 
@@ -106,7 +101,7 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
     std::vector<runtime::Tensor> fromIR = evaluateKernel(codegen::kernel::lower(n), operands, sizes);
     for (size_t k = 0; k < results.size(); ++k)
       for (int64_t i = 0; i < results[k].numel(); ++i)
-        if (!close(fromIR[k].getDouble(i), results[k].getDouble(i), kernelTolerance(options.useF32))) {
+        if (!isClose(fromIR[k].getDouble(i), results[k].getDouble(i), kernelTolerance(options.useF32))) {
           kernelMismatch = fmt::format("kernel {} output {} element {}: {} from the kernel IR, {} from its body\n{}",
                                        n.attrs.find("name")->s, k, i, fromIR[k].getDouble(i), results[k].getDouble(i),
                                        codegen::kernel::print(codegen::kernel::lower(n)));
@@ -126,7 +121,7 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
       return fail(fmt::format("output {} is {} after the pipeline, {} before", k, ir::toString(got[k].type()),
                               ir::toString(want[k].type())));
     for (int64_t i = 0; i < want[k].numel(); ++i)
-      if (!close(got[k].getDouble(i), want[k].getDouble(i), outputTolerance(options.useF32)))
+      if (!isClose(got[k].getDouble(i), want[k].getDouble(i), outputTolerance(options.useF32)))
         return fail(fmt::format("output {} element {}: {} after the pipeline, {} before\n{}", k, i,
                                 got[k].getDouble(i), want[k].getDouble(i), dump));
   }
@@ -142,7 +137,7 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
       executable->replay();
       for (size_t k = 0; k < want.size(); ++k)
         for (int64_t i = 0; i < want[k].numel(); ++i)
-          if (!close(outputs[k].getDouble(i), want[k].getDouble(i), cpuTolerance(options.useF32)))
+          if (!isClose(outputs[k].getDouble(i), want[k].getDouble(i), cpuTolerance(options.useF32)))
             return fail(fmt::format("output {} element {}: {} on the cpu backend, {} on the reference\n{}", k, i,
                                     outputs[k].getDouble(i), want[k].getDouble(i), dump));
     } catch (const ir::Error& e) {

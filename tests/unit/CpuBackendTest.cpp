@@ -1,5 +1,6 @@
 // The cpu backend against the reference interpreter (the oracle) and
-// PyTorch on every golden op × dtype case, with DESIGN §8's tolerances:
+// PyTorch on every golden op × dtype case, with torch's default tolerances
+// (tests/support/Tolerance.h):
 // outputs are poisoned before each run so that an element a kernel fails to
 // write shows up, and two runs must agree bit for bit (no order-dependent
 // parallel reductions). Plus capture/replay and input validation.

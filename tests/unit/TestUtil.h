@@ -13,6 +13,7 @@
 #include "passes/PassManager.h"
 #include "runtime/reference/Interpreter.h"
 #include "runtime/Tensor.h"
+#include "tests/support/Tolerance.h"
 
 namespace graphc::testing {
 
@@ -67,21 +68,6 @@ inline runtime::Tensor tensorOf(ir::DType t, std::vector<int64_t> shape, const s
   return out;
 }
 
-struct Tolerance {
-  double rtol, atol;
-};
-
-/// torch.testing's defaults; exact for integers and bool.
-inline Tolerance defaultTolerance(ir::DType t) {
-  switch (t) {
-    case ir::DType::F16: return {1e-3, 1e-5};
-    case ir::DType::BF16: return {1.6e-2, 1e-5};
-    case ir::DType::F32: return {1.3e-6, 1e-5};
-    case ir::DType::F64: return {1e-7, 1e-7};
-    default: return {0, 0};
-  }
-}
-
 /// Like torch.testing.assert_close: same dtype and shape, |a - e| <= atol +
 /// rtol |e| everywhere, NaN only where expected NaN, infinities equal.
 inline ::testing::AssertionResult allClose(const runtime::Tensor& actual, const runtime::Tensor& expected,
@@ -93,11 +79,7 @@ inline ::testing::AssertionResult allClose(const runtime::Tensor& actual, const 
   double worst = 0;
   for (int64_t i = 0; i < actual.numel(); ++i) {
     double a = actual.getDouble(i), e = expected.getDouble(i);
-    bool ok;
-    if (!ir::isFloat(actual.dtype())) ok = actual.getInt(i) == expected.getInt(i);
-    else if (std::isnan(e)) ok = std::isnan(a);
-    else if (std::isinf(e)) ok = a == e;
-    else ok = std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e);
+    const bool ok = ir::isFloat(actual.dtype()) ? isClose(a, e, tol) : actual.getInt(i) == expected.getInt(i);
     if (!ok) {
       if (first < 0) first = i;
       ++mismatches;

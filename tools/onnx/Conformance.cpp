@@ -8,6 +8,7 @@
 #include "frontend/api/Api.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "runtime/FileIO.h"
+#include "tests/support/Tolerance.h"
 #include "runtime/reference/Interpreter.h"
 
 namespace graphc::onnxtest {
@@ -87,9 +88,7 @@ std::string compare(const runtime::Tensor& got, const runtime::Tensor& want, siz
       continue;
     }
     const double g = got.getDouble(i), w = want.getDouble(i);
-    if (std::isnan(g) && std::isnan(w)) continue;
-    if (g == w) continue;  // equal infinities
-    if (!(std::abs(g - w) <= options.atol + options.rtol * std::abs(w)))
+    if (!testing::isClose(g, w, {options.rtol, options.atol}))
       return fmt::format("output {} element {}: {:.9g} vs expected {:.9g}", index, i, g, w);
   }
   return "";
