@@ -58,8 +58,7 @@ int64_t Bytes::evaluate(const SymbolBindings& sizes) const {
   int64_t n = coefficient;
   for (const std::string& s : symbols) {
     std::optional<int64_t> next = ir::mulSizes(n, sizes.at(s));
-    if (!next)
-      throw Error(fmt::format("the buffer of {} bytes overflows int64 for {}", str(), bindingsText(sizes)));
+    if (!next) throw Error(fmt::format("the buffer of {} bytes overflows int64 for {}", str(), bindingsText(sizes)));
     n = *next;
   }
   return n;
@@ -91,9 +90,12 @@ std::string ArenaOffset::str() const {
   std::vector<std::string> rounded;
   for (const Bytes& p : pieces) {
     if (p.coefficient == 0) continue;
-    if (p.symbols.empty()) polynomial[{}] += *ir::alignUp(p.coefficient, kArenaAlignment);
-    else if (p.coefficient % kArenaAlignment == 0) polynomial[p.symbols] += p.coefficient;
-    else rounded.push_back(fmt::format("align{}({})", kArenaAlignment, p.str()));
+    if (p.symbols.empty())
+      polynomial[{}] += *ir::alignUp(p.coefficient, kArenaAlignment);
+    else if (p.coefficient % kArenaAlignment == 0)
+      polynomial[p.symbols] += p.coefficient;
+    else
+      rounded.push_back(fmt::format("align{}({})", kArenaAlignment, p.str()));
   }
   std::vector<std::string> terms;
   for (auto it = polynomial.rbegin(); it != polynomial.rend(); ++it)  // symbolic terms first, the constant last
@@ -107,7 +109,8 @@ namespace {
 
 /// Elementwise: output element i reads input element i only.
 bool isElementwiseKernel(const ir::Node& n) {
-  if (n.op != ir::OpId::Fused || ir::parseKernelKind(n.attrs.find("kind")->s) != ir::KernelKind::Pointwise) return false;
+  if (n.op != ir::OpId::Fused || ir::parseKernelKind(n.attrs.find("kind")->s) != ir::KernelKind::Pointwise)
+    return false;
   for (const auto& m : n.regions()[0]->nodes())
     if (!m->info().isPointwise() && m->op != ir::OpId::Constant) return false;
   return true;

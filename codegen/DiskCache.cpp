@@ -1,16 +1,16 @@
 #include "codegen/DiskCache.h"
 
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include <fcntl.h>
-#include <pwd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -42,7 +42,8 @@ uint64_t fnv1a(std::string_view s, uint64_t h) {
 
 void noteOnce(const std::string& why) {
   static std::atomic<bool> noted{false};
-  if (!noted.exchange(true)) std::fprintf(stderr, "graphc: note: compiled code is not cached on disk: %s\n", why.c_str());
+  if (!noted.exchange(true))
+    std::fprintf(stderr, "graphc: note: compiled code is not cached on disk: %s\n", why.c_str());
 }
 
 std::optional<fs::path> cacheRoot(std::string& whyNot) {
@@ -63,7 +64,7 @@ std::optional<fs::path> cacheRoot(std::string& whyNot) {
 /// Whether `dir` is a directory of this user's that only it may write;
 /// else why not.
 std::string unsafeBecause(const fs::path& dir) {
-  struct stat info {};
+  struct stat info{};
   if (::stat(dir.c_str(), &info) != 0) return fmt::format("{}: {}", dir.string(), std::strerror(errno));
   if (!S_ISDIR(info.st_mode)) return fmt::format("{} is not a directory", dir.string());
   if (info.st_uid != ::geteuid()) return fmt::format("{} belongs to another user", dir.string());
@@ -110,14 +111,15 @@ std::optional<std::string> readCacheEntry(const fs::path& file, std::string_view
     int fd;
     ~Close() { ::close(fd); }
   } close{fd};
-  struct stat info {};
+  struct stat info{};
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid() ||
       (info.st_mode & (S_IWGRP | S_IWOTH)))
     return std::nullopt;
   Header h{};
   if (static_cast<size_t>(info.st_size) < sizeof h || ::read(fd, &h, sizeof h) != static_cast<ssize_t>(sizeof h))
     return std::nullopt;
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || std::string_view(h.key, sizeof h.key) != key) return std::nullopt;
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || std::string_view(h.key, sizeof h.key) != key)
+    return std::nullopt;
   // The header's size must be the file's, checked before allocating.
   if (h.size != static_cast<uint64_t>(info.st_size) - sizeof h) return std::nullopt;
   std::string payload(static_cast<size_t>(h.size), '\0');

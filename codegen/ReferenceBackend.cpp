@@ -11,7 +11,8 @@ class ReferenceBackend final : public Backend {
   Device device() const override { return Device::Reference; }
   bool runsPipeline() const override { return false; }
 
-  std::unique_ptr<runtime::Executable> compile(const ir::Graph& g, const CompileOptions&, CompileReport&) const override {
+  std::unique_ptr<runtime::Executable> compile(const ir::Graph& g, const CompileOptions&,
+                                               CompileReport&) const override {
     return runtime::interpretingExecutable(g);
   }
 };

@@ -105,7 +105,8 @@ class Planner {
 
 }  // namespace
 
-std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g, const std::vector<std::shared_ptr<const kernel::Kernel>>& kernels,
+std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g,
+                                      const std::vector<std::shared_ptr<const kernel::Kernel>>& kernels,
                                       const std::unordered_map<const ir::Node*, int>& kernelOf) {
   const BufferAssignment buffers = assignBuffers(g);
   return Planner(kernels, kernelOf).plan(g.body, &buffers);
@@ -131,7 +132,8 @@ void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes) {
   const codegen::kernel::Kernel& k = *step.kernelIR;
   auto extent = [&](const std::vector<ir::Dim>& dims) {
     int64_t n = 1;
-    for (const ir::Dim& d : dims) n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
+    for (const ir::Dim& d : dims)
+      n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
     return n;
   };
   if (extent(k.reduceSizes) != 0 || extent(k.outer) == 0) return;

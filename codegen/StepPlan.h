@@ -12,11 +12,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ir/Graph.h"
+#include "codegen/BufferAssignment.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/KernelIR.h"
 #include "codegen/kernel/Lowering.h"
-#include "codegen/BufferAssignment.h"
+#include "ir/Graph.h"
 #include "runtime/Tensor.h"
 
 namespace graphc::codegen {
@@ -26,8 +26,8 @@ struct SlotPlan {
   enum class Where { Param, Output, Arena, Owned, Constant };
   Where where = Where::Owned;
   ir::TensorType type;
-  int index = 0;      // Param, Output: position
-  ArenaOffset offset;  // Arena
+  int index = 0;             // Param, Output: position
+  ArenaOffset offset;        // Arena
   runtime::Tensor constant;  // Constant: computed at compile time
 };
 
@@ -53,7 +53,8 @@ struct RegionPlan {
 /// The plan of a graph: its body with the buffer assignment (cond
 /// branches without, their values Owned). `kernels` are the lowered fused
 /// ops of the whole graph, in fusedOps order.
-std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g, const std::vector<std::shared_ptr<const kernel::Kernel>>& kernels,
+std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g,
+                                      const std::vector<std::shared_ptr<const kernel::Kernel>>& kernels,
                                       const std::unordered_map<const ir::Node*, int>& kernelOf);
 
 /// Each fused op of `g` lowered to the kernel IR, in fusedOps order, and

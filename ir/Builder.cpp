@@ -6,7 +6,7 @@
 namespace graphc::ir {
 
 Node* insertNode(Region& r, size_t pos, OpId op, std::vector<Value*> operands, AttrMap attrs,
-                     const std::vector<TensorType>& types, const SourceLoc& loc) {
+                 const std::vector<TensorType>& types, const SourceLoc& loc) {
   Node* n = r.insert(pos, std::make_unique<Node>(op, std::move(operands), std::move(attrs), loc));
   for (const TensorType& t : types) n->addResult(t, {}, loc);
   return n;

@@ -16,9 +16,7 @@ std::optional<DType> parseDType(std::string_view s);
 /// Size of one element in bytes.
 int64_t dtypeSize(DType t);
 
-inline bool isFloat(DType t) {
-  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
-}
+inline bool isFloat(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64; }
 inline bool isInteger(DType t) { return t == DType::I8 || t == DType::I32 || t == DType::I64; }
 
 }  // namespace graphc::ir

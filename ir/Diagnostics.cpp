@@ -53,7 +53,8 @@ void formatOne(std::string& out, const Diagnostic& d) {
     out += fmt::format("<unknown>: {}: {}\n", severityName(d.severity), message);
     return;
   }
-  out += fmt::format("{}:{}:{}: {}: {}\n", d.loc.buffer->name, d.loc.line, d.loc.col, severityName(d.severity), message);
+  out +=
+      fmt::format("{}:{}:{}: {}: {}\n", d.loc.buffer->name, d.loc.line, d.loc.col, severityName(d.severity), message);
   std::string_view line = d.loc.buffer->lineText(d.loc.line);
   int col = d.loc.col;
   std::string_view before, after;

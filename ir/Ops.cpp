@@ -22,15 +22,24 @@ std::vector<AttrSpec> parseAttrSchema(std::string_view schema) {
     bool optional = !name.empty() && name.back() == '?';
     if (optional) name.pop_back();
     AttrKind k = AttrKind::Int;
-    if (kind == "int") k = AttrKind::Int;
-    else if (kind == "float") k = AttrKind::Float;
-    else if (kind == "number") k = AttrKind::Number;
-    else if (kind == "bool") k = AttrKind::Bool;
-    else if (kind == "string") k = AttrKind::String;
-    else if (kind == "dtype") k = AttrKind::DType;
-    else if (kind == "ints") k = AttrKind::Ints;
-    else if (kind == "dims") k = AttrKind::Dims;
-    else if (kind == "value") k = AttrKind::Value;
+    if (kind == "int")
+      k = AttrKind::Int;
+    else if (kind == "float")
+      k = AttrKind::Float;
+    else if (kind == "number")
+      k = AttrKind::Number;
+    else if (kind == "bool")
+      k = AttrKind::Bool;
+    else if (kind == "string")
+      k = AttrKind::String;
+    else if (kind == "dtype")
+      k = AttrKind::DType;
+    else if (kind == "ints")
+      k = AttrKind::Ints;
+    else if (kind == "dims")
+      k = AttrKind::Dims;
+    else if (kind == "value")
+      k = AttrKind::Value;
     specs.push_back({name, k, optional});
   }
   return specs;
@@ -50,7 +59,7 @@ std::vector<std::string_view> splitWords(std::string_view s) {
 
 std::vector<OpInfo> buildTable() {
   std::vector<OpInfo> table;
-#define GRAPHC_OP(id, name, min, max, results, category, rule, attrs, regions)                             \
+#define GRAPHC_OP(id, name, min, max, results, category, rule, attrs, regions)                  \
   table.push_back(OpInfo{OpId::id, name, min, max, results, OpCategory::category, &rules::rule, \
                          parseAttrSchema(attrs), splitWords(regions)});
 #include "ir/ops.def"
@@ -132,20 +141,21 @@ TypeRuleResult inferTypes(const OpInfo& op, const TypeRuleInput& in) {
     const AttrSpec* spec = op.findAttr(name);
     if (!spec) return {{}, fmt::format("'{}' has no attribute '{}'", op.name, name)};
     if (!attrMatches(value, spec->kind))
-      return {{}, fmt::format("attribute '{}' of '{}' must be {}, got {}", name, op.name, attrKindName(spec->kind),
-                              toString(value))};
+      return {{},
+              fmt::format("attribute '{}' of '{}' must be {}, got {}", name, op.name, attrKindName(spec->kind),
+                          toString(value))};
   }
   for (const AttrSpec& spec : op.attrs)
     if (!spec.optional && !in.attrs.find(spec.name))
       return {{}, fmt::format("'{}' needs attribute '{}' ({})", op.name, spec.name, attrKindName(spec.kind))};
   int n = static_cast<int>(in.operands.size());
   if (n < op.minOperands || (op.maxOperands >= 0 && n > op.maxOperands)) {
-    std::string expected = op.maxOperands < 0 ? fmt::format("at least {}", op.minOperands)
-                           : op.minOperands == op.maxOperands
-                               ? std::to_string(op.minOperands)
-                               : fmt::format("{} to {}", op.minOperands, op.maxOperands);
-    return {{}, fmt::format("'{}' takes {} operand{}, got {}", op.name, expected,
-                            op.maxOperands == 1 && op.minOperands == 1 ? "" : "s", n)};
+    std::string expected = op.maxOperands < 0                 ? fmt::format("at least {}", op.minOperands)
+                           : op.minOperands == op.maxOperands ? std::to_string(op.minOperands)
+                                                              : fmt::format("{} to {}", op.minOperands, op.maxOperands);
+    return {{},
+            fmt::format("'{}' takes {} operand{}, got {}", op.name, expected,
+                        op.maxOperands == 1 && op.minOperands == 1 ? "" : "s", n)};
   }
   return op.rule(op, in);
 }

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
 
+#include <climits>
 #include <fmt/format.h>
 
 #include "ir/SizeMath.h"
@@ -51,8 +51,10 @@ struct SizeProduct {
   void multiply(const Dim& d) {
     if (d.isStatic()) {
       std::optional<int64_t> product = mulSizes(constant, d.size);
-      if (product) constant = *product;
-      else overflow = true;
+      if (product)
+        constant = *product;
+      else
+        overflow = true;
     } else {
       symbols.insert(std::upper_bound(symbols.begin(), symbols.end(), d.symbol), d.symbol);
     }
@@ -207,8 +209,10 @@ TypeRuleResult reduce(const OpInfo& op, const TypeRuleInput& in) {
   const bool keepdim = keep && keep->b;
   Shape shape;
   for (int64_t k = 0; k < rank; ++k) {
-    if (!reduced[k]) shape.push_back(x.shape[k]);
-    else if (keepdim) shape.push_back(Dim::of(1));
+    if (!reduced[k])
+      shape.push_back(x.shape[k]);
+    else if (keepdim)
+      shape.push_back(Dim::of(1));
   }
   DType result = x.dtype;
   if (op.id == OpId::Mean) {
@@ -367,8 +371,8 @@ TypeRuleResult permute(const OpInfo&, const TypeRuleInput& in) {
   for (const Attribute& d : dims.list) {
     auto axis = normalizeAxis(d.i, x.rank());
     if (!axis || seen[*axis])
-      return fail(fmt::format("'permute' dims {} are not a permutation of the {} dims of {}", toString(dims),
-                              x.rank(), toString(x)));
+      return fail(fmt::format("'permute' dims {} are not a permutation of the {} dims of {}", toString(dims), x.rank(),
+                              toString(x)));
     seen[*axis] = true;
     out.push_back(x.shape[*axis]);
   }
@@ -452,9 +456,12 @@ TypeRuleResult concat(const OpInfo& op, const TypeRuleInput& in) {
     for (int64_t k = 0; k < t.rank(); ++k)
       if (k != *axis && t.shape[k] != first.shape[k])
         return fail(fmt::format("'concat' operands differ in dim {}: {} vs {}", k, toString(first), toString(t)));
-    if (!t.shape[*axis].isStatic()) symbolic = true;
-    else if (std::optional<int64_t> sum = addSizes(total, t.shape[*axis].size)) total = *sum;
-    else return fail("'concat' size overflows");
+    if (!t.shape[*axis].isStatic())
+      symbolic = true;
+    else if (std::optional<int64_t> sum = addSizes(total, t.shape[*axis].size))
+      total = *sum;
+    else
+      return fail("'concat' size overflows");
   }
   if (symbolic && in.operands.size() > 1)
     return fail("'concat' along a symbolic size is not supported (the result size would be a sum of symbols)");
@@ -525,7 +532,8 @@ TypeRuleResult gather(const OpInfo& op, const TypeRuleInput& in) {
   const TensorType& index = in.operands[1];
   if (auto e = needIndices(op, index); !e.empty()) return fail(e);
   if (index.rank() != x.rank())
-    return fail(fmt::format("the indices {} of '{}' must have the rank of the input {}", toString(index), op.name, toString(x)));
+    return fail(fmt::format("the indices {} of '{}' must have the rank of the input {}", toString(index), op.name,
+                            toString(x)));
   int64_t d = in.attrs.find("dim")->i;
   auto axis = normalizeAxis(d, x.rank());
   if (!axis) return fail(fmt::format("'{}' dim {} is out of range for rank {}", op.name, d, x.rank()));
@@ -641,7 +649,8 @@ TypeRuleResult cond(const OpInfo&, const TypeRuleInput& in) {
 
 TypeRuleResult fused(const OpInfo&, const TypeRuleInput& in) {
   const std::string& name = in.attrs.find("name")->s;
-  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+  if (name.empty() || !std::all_of(name.begin(), name.end(),
+                                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
     return fail(fmt::format("attribute 'name' of 'fused' must be a non-empty [A-Za-z0-9_] name, got \"{}\"", name));
   if (in.attrs.find("kind")->s.empty()) return fail("attribute 'kind' of 'fused' must not be empty");
   if (auto e = regionTakesOperands("body", in.regionParams[0], in.operands); !e.empty()) return fail(e);

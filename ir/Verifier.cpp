@@ -41,11 +41,13 @@ class GraphVerifier {
     std::optional<int64_t> bytes = dtypeSize(t.dtype);
     for (const Dim& d : t.shape) {
       if (d.isStatic()) {
-        if (d.size < 0) error(loc, fmt::format("type {} has a negative size", toString(t)));
-        else if (bytes) bytes = mulSizes(*bytes, d.size);
+        if (d.size < 0)
+          error(loc, fmt::format("type {} has a negative size", toString(t)));
+        else if (bytes)
+          bytes = mulSizes(*bytes, d.size);
       } else if (!boundSymbols_.count(d.symbol)) {
-        error(loc, fmt::format("symbolic size '{}' in {} is not bound by any parameter of @{}", d.symbol,
-                               toString(t), graph_.name));
+        error(loc, fmt::format("symbolic size '{}' in {} is not bound by any parameter of @{}", d.symbol, toString(t),
+                               graph_.name));
       }
     }
     if (!bytes) error(loc, fmt::format("type {} is too large: its byte count overflows int64", toString(t)));
@@ -76,7 +78,8 @@ class GraphVerifier {
         error(n.loc, fmt::format("operand #{} of '{}' is not defined before its use", k, info.name));
       else
         error(n.loc, fmt::format("operand #{} of '{}' comes from outside its region (regions are isolated; pass "
-                                 "the value as an operand)", k, info.name));
+                                 "the value as an operand)",
+                                 k, info.name));
       return;
     }
     if (n.regions().size() != info.regions.size()) {

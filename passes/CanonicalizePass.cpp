@@ -22,9 +22,9 @@
 // fired.
 #include <unordered_map>
 
+#include "ir/Builder.h"
 #include "ir/ShapeRules.h"
 #include "passes/Passes.h"
-#include "ir/Builder.h"
 #include "passes/RewriteUtils.h"
 #include "runtime/reference/Constants.h"
 #include "runtime/reference/Interpreter.h"

@@ -2,8 +2,8 @@
 // replaced by a copy of the branch it takes, inlined before it with the
 // branch's parameters standing for the cond's operands. The cond itself is
 // left dead for dce. Works in nested regions too. Changed: a cond folded.
-#include "passes/Passes.h"
 #include "ir/Builder.h"
+#include "passes/Passes.h"
 #include "runtime/reference/Constants.h"
 
 namespace graphc::passes {

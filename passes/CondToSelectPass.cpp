@@ -7,8 +7,8 @@
 // holding a reduction, a matmul, eigh, a shape op or another cond keeps its
 // cond. NaN or inf in the branch not taken is harmless: where discards it.
 // Changed: a cond became a select.
-#include "passes/Passes.h"
 #include "ir/Builder.h"
+#include "passes/Passes.h"
 #include "runtime/reference/Constants.h"
 
 namespace graphc::passes {

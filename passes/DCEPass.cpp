@@ -3,8 +3,8 @@
 // regions), so an unused result means dead work. Sweeps backwards, so a
 // chain of dead nodes goes in one run. Region parameters are never removed:
 // they are the region's interface with its op. Changed: a node was removed.
-#include "passes/Passes.h"
 #include "ir/Builder.h"
+#include "passes/Passes.h"
 #include "passes/RewriteUtils.h"
 #include "runtime/reference/Constants.h"
 

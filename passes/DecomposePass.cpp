@@ -19,9 +19,9 @@
 #include <cmath>
 #include <numbers>
 
+#include "ir/Builder.h"
 #include "ir/ShapeRules.h"
 #include "passes/Passes.h"
-#include "ir/Builder.h"
 #include "runtime/reference/Constants.h"
 
 namespace graphc::passes {
@@ -50,9 +50,7 @@ std::optional<int64_t> reducedCount(const ir::TensorType& t, const std::vector<i
   return n;
 }
 
-std::vector<int64_t> meanDims(const ir::Node& n) {
-  return ir::rules::reducedAxes(n.attrs, n.operands[0]->type.rank());
-}
+std::vector<int64_t> meanDims(const ir::Node& n) { return ir::rules::reducedAxes(n.attrs, n.operands[0]->type.rank()); }
 
 class Decomposer {
  public:
@@ -155,7 +153,8 @@ class Decomposer {
     ir::Value* inv = b_.op(OpId::Rsqrt, {b_.op(OpId::Add, {var, scalarLike(x, eps)})});
     ir::Value* w = low ? castTo(n_.operands[1], ir::DType::F32) : n_.operands[1];
     ir::Value* y = b_.op(OpId::Mul, {b_.op(OpId::Mul, {centered, inv}), w});
-    if (n_.operands.size() > 2) y = b_.op(OpId::Add, {y, low ? castTo(n_.operands[2], ir::DType::F32) : n_.operands[2]});
+    if (n_.operands.size() > 2)
+      y = b_.op(OpId::Add, {y, low ? castTo(n_.operands[2], ir::DType::F32) : n_.operands[2]});
     return y;
   }
 

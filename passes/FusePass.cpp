@@ -55,10 +55,10 @@
 
 #include <fmt/format.h>
 
-#include "ir/ShapeRules.h"
-#include "passes/Passes.h"
 #include "ir/Builder.h"
 #include "ir/KernelKind.h"
+#include "ir/ShapeRules.h"
+#include "passes/Passes.h"
 #include "passes/RewriteUtils.h"
 #include "runtime/reference/Constants.h"
 
@@ -80,8 +80,10 @@ struct Count {
 Count countOf(const ir::TensorType& t) {
   Count c;
   for (const ir::Dim& d : t.shape) {
-    if (d.isStatic()) c.constant *= d.size;
-    else c.symbols.push_back(d.symbol);
+    if (d.isStatic())
+      c.constant *= d.size;
+    else
+      c.symbols.push_back(d.symbol);
   }
   std::sort(c.symbols.begin(), c.symbols.end());
   return c;
@@ -366,7 +368,7 @@ class Fuser {
       grew = false;
       for (const ir::Node* m : members)
         if (!accumulated.count(m->result()) && std::any_of(m->operands.begin(), m->operands.end(),
-                                                          [&](const ir::Value* v) { return accumulated.count(v); }))
+                                                           [&](const ir::Value* v) { return accumulated.count(v); }))
           grew = accumulated.insert(m->result()).second;
     }
     for (const ir::Node* m : members) {
@@ -479,7 +481,6 @@ class Fuser {
     return read;
   }
 
-
   // ---- step 5 ----
 
   /// The kernel a group becomes (its `kind` attribute).
@@ -501,8 +502,8 @@ class Fuser {
       if (!g.alive || g.members.empty()) continue;
       std::sort(g.members.begin(), g.members.end(),
                 [&](const ir::Node* x, const ir::Node* y) { return position.at(x) < position.at(y); });
-      Kind kind = g.kind == Kind::Single ? (g.members[0]->op == OpId::Concat ? Kind::Pointwise : Kind::Reduction)
-                                         : g.kind;
+      Kind kind =
+          g.kind == Kind::Single ? (g.members[0]->op == OpId::Concat ? Kind::Pointwise : Kind::Reduction) : g.kind;
       ir::AttrMap attrs;
       attrs.set("kind", ir::Attribute::ofString(std::string(ir::kernelKindName(kernelKind(kind)))));
       attrs.set("name", ir::Attribute::ofString("k"));  // numberKernels names it
@@ -523,7 +524,8 @@ class Fuser {
         for (ir::Value* v : m->operands)
           if (!map.count(v)) {  // a scalar constant: copied into the body
             const ir::Node* c = v->definingNode();
-            ir::Node* copy = body.append(std::make_unique<ir::Node>(c->op, std::vector<ir::Value*>{}, c->attrs, c->loc));
+            ir::Node* copy =
+                body.append(std::make_unique<ir::Node>(c->op, std::vector<ir::Value*>{}, c->attrs, c->loc));
             map[v] = copy->addResult(v->type, v->name, v->loc);
           }
         std::vector<ir::Value*> operands;

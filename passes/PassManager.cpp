@@ -12,8 +12,10 @@ namespace graphc::passes {
 
 bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
   auto dump = [&](const std::string& text) {
-    if (options_.dumpSink) options_.dumpSink(text);
-    else std::fputs(text.c_str(), stderr);
+    if (options_.dumpSink)
+      options_.dumpSink(text);
+    else
+      std::fputs(text.c_str(), stderr);
   };
   std::vector<std::pair<std::string_view, double>> timings;
   // The text form is the structural hash: equal text, equal graph.
@@ -30,7 +32,8 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
       }
       changed |= r.changed;
     }
-    timings.emplace_back(pass->name(), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    timings.emplace_back(pass->name(),
+                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     if (!changed && options_.checkChangedFlag && ir::print(m) != before) {
       diags.error({}, fmt::format("pass '{}' reported no change but changed the IR", pass->name()));
       return false;

@@ -5,12 +5,12 @@
 
 namespace graphc::passes {
 
-#define GRAPHC_PASS(cls, passName, passDescription)                                \
-  class cls final : public Pass {                                                  \
-   public:                                                                         \
-    std::string_view name() const override { return passName; }                    \
-    std::string_view description() const override { return passDescription; }      \
-    PassResult run(ir::Graph& g, ir::DiagnosticEngine& diags) override;            \
+#define GRAPHC_PASS(cls, passName, passDescription)                           \
+  class cls final : public Pass {                                             \
+   public:                                                                    \
+    std::string_view name() const override { return passName; }               \
+    std::string_view description() const override { return passDescription; } \
+    PassResult run(ir::Graph& g, ir::DiagnosticEngine& diags) override;       \
   };
 #include "passes/Passes.def"
 

@@ -1,5 +1,4 @@
 #include "passes/Pass.h"
-
 #include "passes/Passes.h"
 
 namespace graphc::passes {

@@ -1,14 +1,14 @@
 #include "runtime/FileIO.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <utility>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -35,8 +35,9 @@ std::string limitText(int64_t bytes) { return fmt::format("{} bytes", bytes); }
 std::string readFile(const fs::path& path, int64_t maxBytes) {
   FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) throw ir::Error(fmt::format("{}: cannot open file: {}", path.string(), std::strerror(errno)));
-  struct stat info {};
-  if (::fstat(f.fd, &info) != 0) throw ir::Error(fmt::format("{}: cannot read file: {}", path.string(), std::strerror(errno)));
+  struct stat info{};
+  if (::fstat(f.fd, &info) != 0)
+    throw ir::Error(fmt::format("{}: cannot read file: {}", path.string(), std::strerror(errno)));
   if (S_ISDIR(info.st_mode)) throw ir::Error(fmt::format("{}: is a directory, not a file", path.string()));
   const bool regular = S_ISREG(info.st_mode);
   if (regular && info.st_size > maxBytes)
@@ -50,8 +51,8 @@ std::string readFile(const fs::path& path, int64_t maxBytes) {
   while (true) {
     if (used == bytes.size()) {
       if (static_cast<int64_t>(used) > maxBytes)
-        throw ir::Error(fmt::format("{}: the input is larger than {}, the most graphc reads", path.string(),
-                                    limitText(maxBytes)));
+        throw ir::Error(
+            fmt::format("{}: the input is larger than {}, the most graphc reads", path.string(), limitText(maxBytes)));
       bytes.resize(std::min<size_t>(bytes.size() * 2, static_cast<size_t>(maxBytes) + 1));
       if (used == bytes.size()) bytes.resize(used + 1);
     }
@@ -64,13 +65,14 @@ std::string readFile(const fs::path& path, int64_t maxBytes) {
     used += static_cast<size_t>(n);
   }
   if (static_cast<int64_t>(used) > maxBytes)
-    throw ir::Error(fmt::format("{}: the input is larger than {}, the most graphc reads", path.string(), limitText(maxBytes)));
+    throw ir::Error(
+        fmt::format("{}: the input is larger than {}, the most graphc reads", path.string(), limitText(maxBytes)));
   bytes.resize(used);
   return bytes;
 }
 
 int64_t regularFileSize(const fs::path& path) {
-  struct stat info {};
+  struct stat info{};
   if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return -1;
   return static_cast<int64_t>(info.st_size);
 }

@@ -1,9 +1,9 @@
 #include "runtime/Npy.h"
 
 #include <bit>
+#include <charconv>
 #include <cstring>
 #include <fstream>
-#include <charconv>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -45,7 +45,6 @@ std::optional<DType> dtypeOfDescr(std::string_view d) {
     if (d == name) return t;
   return std::nullopt;
 }
-
 
 /// The header dict of a .npy file, a Python literal such as
 /// `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`, read by a
@@ -98,7 +97,8 @@ class HeaderReader {
   }
 
   void skipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
       ++pos_;
   }
   bool peek(char c) {
@@ -176,7 +176,8 @@ constexpr size_t kMaxHeaderBytes = 1 << 20;
 /// least 10 of them, 12 for versions 2 and 3).
 std::pair<size_t, size_t> headerExtent(std::string_view bytes, const std::string& name) {
   auto fail = [&](const std::string& why) { return ir::Error(fmt::format("{}: {}", name, why)); };
-  if (bytes.size() < 10 || bytes.compare(0, 6, std::string_view(kMagic, 6)) != 0) throw fail("not a .npy file (bad magic)");
+  if (bytes.size() < 10 || bytes.compare(0, 6, std::string_view(kMagic, 6)) != 0)
+    throw fail("not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
   if (major == 1)
     return {static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8, 10};
@@ -201,7 +202,8 @@ NpyHeader parseHeader(std::string_view bytes, const std::string& name) {
                            f.descr.size() <= 40 ? f.descr : f.descr.substr(0, 40) + "..."));
   if (f.fortranOrder) throw fail("Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
   const std::optional<int64_t> dataBytes = ir::bytesOf(*dtype, f.shape);
-  if (!dataBytes) throw fail(fmt::format("shape ({}) is too large: its byte count overflows int64", fmt::join(f.shape, ", ")));
+  if (!dataBytes)
+    throw fail(fmt::format("shape ({}) is too large: its byte count overflows int64", fmt::join(f.shape, ", ")));
   return {*dtype, f.shape, start + length, *dataBytes};
 }
 
@@ -235,7 +237,8 @@ Tensor readNpy(const std::string& path) {
   head.resize(start + length);
   if (head.size() > kPreambleBytes) {
     in.read(head.data() + kPreambleBytes, static_cast<std::streamsize>(head.size() - kPreambleBytes));
-    if (static_cast<size_t>(in.gcount()) != head.size() - kPreambleBytes) throw ir::Error(fmt::format("{}: truncated header", path));
+    if (static_cast<size_t>(in.gcount()) != head.size() - kPreambleBytes)
+      throw ir::Error(fmt::format("{}: truncated header", path));
   } else {
     in.seekg(static_cast<std::streamoff>(head.size()));  // a v1 file's header starts at byte 10
   }
@@ -253,9 +256,12 @@ Tensor readNpy(const std::string& path) {
 std::string serializeNpy(const Tensor& t) {
   std::string shape;
   for (int64_t d : t.shape()) shape += fmt::format("{}, ", d);
-  if (t.rank() > 1) shape.resize(shape.size() - 1 - 1);  // "2, 3" rather than "2, 3, "
-  else if (t.rank() == 1) shape.pop_back();              // "4," as Python writes a 1-tuple
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descrOf(t.dtype()), shape);
+  if (t.rank() > 1)
+    shape.resize(shape.size() - 1 - 1);  // "2, 3" rather than "2, 3, "
+  else if (t.rank() == 1)
+    shape.pop_back();  // "4," as Python writes a 1-tuple
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descrOf(t.dtype()), shape);
   // Pad with spaces so the data starts on a 64-byte boundary, then a newline.
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

@@ -32,9 +32,13 @@ class Tensor {
   std::byte* data() { return storage_.get(); }
   const std::byte* data() const { return storage_.get(); }
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(storage_.get()); }
+  T* as() {
+    return reinterpret_cast<T*>(storage_.get());
+  }
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(storage_.get()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(storage_.get());
+  }
 
   /// Element `i` (C order) as a double / int64, whatever the dtype.
   double getDouble(int64_t i) const;

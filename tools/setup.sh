@@ -14,7 +14,8 @@ packages=(
   llvm-19-dev llvm-19-tools                  # LLVM 19: the CPU backend's JIT; FileCheck and lit
   libopenblas-dev liblapacke-dev             # BLAS/LAPACK (GEMM, eigh)
   libbenchmark-dev                           # tools/bench (graphc-cpu-bench)
-  clang-19 libclang-rt-19-dev                # the libFuzzer target (tests/fuzz)
+  clang-19 libclang-rt-19-dev                # the libFuzzer targets (tests/fuzz)
+  clang-format-19                            # tools/check-format.sh (.ci/run)
   graphviz                                   # renders `graphc compile --emit=dot` in a test
   libonnx-dev libprotobuf-dev                # the ONNX importer (frontend/onnx)
   libonnx-testdata                           # ONNX's backend test data: the conformance ctest

@@ -8,17 +8,17 @@
 
 #include <fmt/format.h>
 
+#include "codegen/StepPlan.h"
 #include "codegen/cpu/Jit.h"
 #include "codegen/kernel/KernelIR.h"
 #include "ir/Printer.h"
 #include "ir/SizeMath.h"
+#include "runtime/Half.h"
 #include "runtime/cpu/Eigh.h"
 #include "runtime/cpu/Gemm.h"
-#include "runtime/Half.h"
+#include "runtime/cpu/ThreadPool.h"
 #include "runtime/reference/Interpreter.h"
 #include "runtime/reference/ReferenceOps.h"
-#include "codegen/StepPlan.h"
-#include "runtime/cpu/ThreadPool.h"
 
 namespace graphc::codegen::cpu {
 
@@ -32,24 +32,27 @@ using codegen::StepPlan;
 
 int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
   int64_t n = 1;
-  for (const ir::Dim& d : dims) n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
+  for (const ir::Dim& d : dims)
+    n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
   return n;
 }
 
 /// Compiles every kernel of `kernels` up front, in parallel on the thread
 /// pool (each kernel's compile is independent); the result is indexed like
 /// StepPlan::kernel.
-std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen::LoweredKernels& lowered, CompileReport* report) {
+std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen::LoweredKernels& lowered,
+                                                                  CompileReport* report) {
   std::vector<std::shared_ptr<const CompiledKernel>> compiled(lowered.kernels.size());
-  runtime::ThreadPool::global().parallelFor(static_cast<int64_t>(compiled.size()), 1, [&](int64_t begin, int64_t end, int) {
-    for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
-      try {
-        compiled[i] = Jit::instance().compile(*lowered.kernels[i]);
-      } catch (const ir::Error& e) {
-        throw ir::LocatedError(lowered.fused[i]->loc, e.what());
-      }
-    }
-  });
+  runtime::ThreadPool::global().parallelFor(
+      static_cast<int64_t>(compiled.size()), 1, [&](int64_t begin, int64_t end, int) {
+        for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+          try {
+            compiled[i] = Jit::instance().compile(*lowered.kernels[i]);
+          } catch (const ir::Error& e) {
+            throw ir::LocatedError(lowered.fused[i]->loc, e.what());
+          }
+        }
+      });
   if (report)
     for (size_t i = 0; i < compiled.size(); ++i)
       report->add(fmt::format("kernel {}{}", lowered.kernels[i]->name, compiled[i]->fromCache ? " (cached)" : ""),
@@ -128,7 +131,8 @@ class Binder {
     b.total = extent(k.outer, sizes_);
     if (s.kind == StepPlan::Kind::Kernel) {
       // Chunks of at least ~32k elements of work: below that, threads cost more than they save.
-      const int64_t perPoint = k.kind == ir::KernelKind::Reduction ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
+      const int64_t perPoint =
+          k.kind == ir::KernelKind::Reduction ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
       b.grain = std::max<int64_t>(1, 32768 / perPoint);
       b.cancelPiece = std::max<int64_t>(1, runtime::kCancelCheckWork / perPoint);
     } else {
@@ -189,9 +193,8 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
     case StepPlan::Kind::Kernel: {
       auto fn = s.kernel->pointwise();
       if (!options.cancel) {
-        pool.parallelFor(s.total, s.grain, [&](int64_t begin, int64_t end, int) {
-          fn(s.buffers.data(), s.sizes.data(), begin, end);
-        });
+        pool.parallelFor(s.total, s.grain,
+                         [&](int64_t begin, int64_t end, int) { fn(s.buffers.data(), s.sizes.data(), begin, end); });
         return;
       }
       // Each chunk in pieces of bounded work, the flag checked between them.
@@ -219,20 +222,15 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
           s.scratch, pool);
       return;
     }
-    case StepPlan::Kind::Eigh:
-      runtime::cpu::eigh(s.inputs[0], s.plan->uplo, s.outputs[0], s.outputs[1], pool);
-      return;
-    case StepPlan::Kind::Cond:
-      execute(*s.branches[s.inputs[0].getInt(0) != 0 ? 0 : 1], pool, options);
-      return;
-    case StepPlan::Kind::Copy:
-      std::memcpy(s.outputs[0].data(), s.inputs[0].data(), s.outputs[0].nbytes());
-      return;
+    case StepPlan::Kind::Eigh: runtime::cpu::eigh(s.inputs[0], s.plan->uplo, s.outputs[0], s.outputs[1], pool); return;
+    case StepPlan::Kind::Cond: execute(*s.branches[s.inputs[0].getInt(0) != 0 ? 0 : 1], pool, options); return;
+    case StepPlan::Kind::Copy: std::memcpy(s.outputs[0].data(), s.inputs[0].data(), s.outputs[0].nbytes()); return;
     case StepPlan::Kind::Host: {
       std::vector<std::vector<int64_t>> shapes;
       for (const Tensor& t : s.outputs) shapes.push_back(t.shape());
       std::vector<Tensor> results = runtime::evaluateNode(*s.plan->node, s.inputs, shapes);
-      for (size_t k = 0; k < results.size(); ++k) std::memcpy(s.outputs[k].data(), results[k].data(), results[k].nbytes());
+      for (size_t k = 0; k < results.size(); ++k)
+        std::memcpy(s.outputs[k].data(), results[k].data(), results[k].nbytes());
       return;
     }
   }
@@ -268,7 +266,8 @@ bool overlaps(const Tensor& a, const Tensor& b) {
 
 class CpuExecutable final : public runtime::Executable {
  public:
-  CpuExecutable(const ir::Graph& g, std::vector<std::shared_ptr<const CompiledKernel>> kernels, std::unique_ptr<RegionPlan> plan)
+  CpuExecutable(const ir::Graph& g, std::vector<std::shared_ptr<const CompiledKernel>> kernels,
+                std::unique_ptr<RegionPlan> plan)
       : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const runtime::RunOptions& options) override {
@@ -294,7 +293,8 @@ class CpuExecutable final : public runtime::Executable {
       for (size_t i = 0; i < inputs.size(); ++i)
         if (overlaps(outputs[k], inputs[i])) throw ir::Error(fmt::format("capture: output {} overlaps input {}", k, i));
       for (size_t j = 0; j < k; ++j)
-        if (overlaps(outputs[k], outputs[j])) throw ir::Error(fmt::format("capture: output {} overlaps output {}", k, j));
+        if (overlaps(outputs[k], outputs[j]))
+          throw ir::Error(fmt::format("capture: output {} overlaps output {}", k, j));
     }
     Call call = bind(sizes, inputs, outputs);
     std::lock_guard lock(captureMutex_);

@@ -1,8 +1,6 @@
 // The emitter's pointwise expressions: ops, comparisons, conversions
 // with the reference's rounding rules, and the math functions (libm and
 // libmvec, an inline f32 exp).
-#include "codegen/cpu/Emitter.h"
-
 #include <set>
 #include <unordered_set>
 
@@ -10,6 +8,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include "codegen/cpu/Emitter.h"
 #include "codegen/kernel/Analysis.h"
 #include "ir/Diagnostics.h"
 #include "runtime/reference/ReferenceOps.h"
@@ -95,16 +94,16 @@ llvm::Value* Emitter::libm(const char* f32Name, const char* f64Name, std::vector
   return call;
 }
 
-llvm::Value* Emitter::fconst(llvm::Type* t, double v) {
-  return llvm::ConstantFP::get(t, v);
-}
+llvm::Value* Emitter::fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
 
 llvm::Value* Emitter::expF32(llvm::Value* x) {
   llvm::Type* f = x->getType();
   llvm::Type* i32 = b_.getInt32Ty();
   llvm::Value* clamped = b_.CreateBinaryIntrinsic(
-      llvm::Intrinsic::minnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, fconst(f, -174.0)), fconst(f, 176.0));
-  llvm::Value* n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFMul(clamped, fconst(f, 1.4426950408889634)));
+      llvm::Intrinsic::minnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, fconst(f, -174.0)),
+      fconst(f, 176.0));
+  llvm::Value* n =
+      b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFMul(clamped, fconst(f, 1.4426950408889634)));
   auto fma = [&](llvm::Value* a, llvm::Value* c, llvm::Value* d) {
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {a, c, d});
   };
@@ -150,8 +149,8 @@ llvm::Value* Emitter::floatUnary(const Expr& e, llvm::Value* x) {
       llvm::Value* half = b_.CreateFMul(fconst(t, 0.5), x);
       if (a && a->s == "tanh") {
         llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(x, x), x);
-        llvm::Value* inner = b_.CreateFMul(fconst(t, 0.7978845608028654),
-                                           b_.CreateFAdd(x, b_.CreateFMul(fconst(t, 0.044715), cube)));
+        llvm::Value* inner =
+            b_.CreateFMul(fconst(t, 0.7978845608028654), b_.CreateFAdd(x, b_.CreateFMul(fconst(t, 0.044715), cube)));
         return b_.CreateFMul(half, b_.CreateFAdd(fconst(t, 1.0), libm("tanhf", "tanh", {inner})));
       }
       llvm::Value* erf = libm("erff", "erf", {b_.CreateFMul(x, fconst(t, 0.7071067811865476))});

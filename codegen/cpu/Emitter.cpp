@@ -36,19 +36,17 @@ llvm::Function* Emitter::emit() {
   loadArguments();
   vars_.assign(k_.outer.size() + k_.reduceSizes.size() + 1, nullptr);
   scopes_.emplace_back();
-  if (k_.kind == ir::KernelKind::Reduction) emitReductionKernel();
-  else emitElementwiseKernel();
+  if (k_.kind == ir::KernelKind::Reduction)
+    emitReductionKernel();
+  else
+    emitElementwiseKernel();
   b_.CreateRetVoid();
   return fn_;
 }
 
-llvm::Type* Emitter::i64() {
-  return b_.getInt64Ty();
-}
+llvm::Type* Emitter::i64() { return b_.getInt64Ty(); }
 
-llvm::Value* Emitter::c64(int64_t v) {
-  return b_.getInt64(static_cast<uint64_t>(v));
-}
+llvm::Value* Emitter::c64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
 
 llvm::Type* Emitter::computeType(DType t) {
   switch (t) {
@@ -91,12 +89,10 @@ void Emitter::loadArguments() {
   }
 }
 
-llvm::Value* Emitter::dim(const ir::Dim& d) {
-  return d.isStatic() ? c64(d.size) : sizes_.at(d.symbol);
-}
+llvm::Value* Emitter::dim(const ir::Dim& d) { return d.isStatic() ? c64(d.size) : sizes_.at(d.symbol); }
 
-llvm::BranchInst* Emitter::whileLess(llvm::Value* from, llvm::Value* to, const std::function<llvm::Value*(llvm::Value*)>& body,
-                            const char* name) {
+llvm::BranchInst* Emitter::whileLess(llvm::Value* from, llvm::Value* to,
+                                     const std::function<llvm::Value*(llvm::Value*)>& body, const char* name) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, name, fn_);
   llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(ctx_, std::string(name) + ".body", fn_);
@@ -118,12 +114,16 @@ llvm::BranchInst* Emitter::whileLess(llvm::Value* from, llvm::Value* to, const s
 
 void Emitter::loop(llvm::Value* from, llvm::Value* to, const std::function<void(llvm::Value*)>& body) {
   const int loopsBefore = ++loopsMade_;
-  llvm::BranchInst* latch = whileLess(from, to, [&](llvm::Value* iv) {
-    body(iv);
-    return b_.CreateNSWAdd(iv, c64(1));
-  }, "i");
+  llvm::BranchInst* latch = whileLess(
+      from, to,
+      [&](llvm::Value* iv) {
+        body(iv);
+        return b_.CreateNSWAdd(iv, c64(1));
+      },
+      "i");
   if (loopsMade_ == loopsBefore) {  // no loop inside: innermost
-    llvm::MDNode* parallel = llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), accessGroup_});
+    llvm::MDNode* parallel =
+        llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), accessGroup_});
     llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, parallel});
     id->replaceOperandWith(0, id);
     latch->setMetadata(llvm::LLVMContext::MD_loop, id);
@@ -167,18 +167,21 @@ void Emitter::emitElementwiseKernel() {
     return;
   }
   llvm::Value* last = dim(k_.outer.back());
-  whileLess(begin_, end_, [&](llvm::Value* lin) {
-    unravelOuter(lin);
-    llvm::Value* first = vars_[rank - 1];
-    llvm::Value* runStart = b_.CreateNSWSub(lin, first);
-    llvm::Value* runEnd = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end_, b_.CreateNSWAdd(runStart, last));
-    loop(first, b_.CreateNSWSub(runEnd, runStart), [&](llvm::Value* j) {
-      vars_[rank - 1] = j;
-      linear_ = b_.CreateNSWAdd(runStart, j);
-      emitStores(false);
-    });
-    return runEnd;
-  }, "run");
+  whileLess(
+      begin_, end_,
+      [&](llvm::Value* lin) {
+        unravelOuter(lin);
+        llvm::Value* first = vars_[rank - 1];
+        llvm::Value* runStart = b_.CreateNSWSub(lin, first);
+        llvm::Value* runEnd = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end_, b_.CreateNSWAdd(runStart, last));
+        loop(first, b_.CreateNSWSub(runEnd, runStart), [&](llvm::Value* j) {
+          vars_[rank - 1] = j;
+          linear_ = b_.CreateNSWAdd(runStart, j);
+          emitStores(false);
+        });
+        return runEnd;
+      },
+      "run");
 }
 
 void Emitter::emitReductionKernel() {
@@ -194,7 +197,8 @@ void Emitter::emitReductionKernel() {
       nest(k_.reduceSizes, rank, [&] {
         // Element values a reduction already computed come from its row scratch.
         for (auto& [expr, buffer] : rowScratch_) {
-          auto* load = tagged(b_.CreateLoad(computeType(expr->dtype), b_.CreateInBoundsGEP(computeType(expr->dtype), buffer, innerLinear())));
+          auto* load = tagged(b_.CreateLoad(computeType(expr->dtype),
+                                            b_.CreateInBoundsGEP(computeType(expr->dtype), buffer, innerLinear())));
           scopes_.back()[expr] = load;
         }
         emitStores(true);
@@ -220,7 +224,8 @@ void Emitter::planRowScratch(const std::vector<const Expr*>& reduces) {
   }
 }
 
-void Emitter::collectOperands(const Expr* e, std::unordered_set<const Expr*>& out, std::unordered_set<const Expr*>& seen) {
+void Emitter::collectOperands(const Expr* e, std::unordered_set<const Expr*>& out,
+                              std::unordered_set<const Expr*>& seen) {
   if (!seen.insert(e).second) return;
   out.insert(e);
   if (e->kind == Expr::Kind::Reduce) return;
@@ -271,7 +276,8 @@ llvm::Value* Emitter::index(const IndexPtr& e) {
 
 llvm::Value* Emitter::address(llvm::Value* base, const ir::TensorType& t, const std::vector<IndexPtr>& idx) {
   llvm::Value* linear = c64(0);
-  for (size_t d = 0; d < idx.size(); ++d) linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(t.shape[d])), index(idx[d]));
+  for (size_t d = 0; d < idx.size(); ++d)
+    linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(t.shape[d])), index(idx[d]));
   return b_.CreateInBoundsGEP(storageType(t.dtype), base, linear);
 }
 
@@ -326,8 +332,10 @@ llvm::Value* Emitter::emitReduce(const Expr& e) {
   llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
   llvm::AllocaInst* acc = entryBuilder.CreateAlloca(accType, nullptr, "acc");
   llvm::Value* init;
-  if (isSum) init = isFloat ? fconst(accType, 0.0) : c64(0);
-  else if (isFloat) init = fconst(accType, isMax ? -INFINITY : INFINITY);
+  if (isSum)
+    init = isFloat ? fconst(accType, 0.0) : c64(0);
+  else if (isFloat)
+    init = fconst(accType, isMax ? -INFINITY : INFINITY);
   else {
     const unsigned bits = accType->getIntegerBitWidth();
     init = b_.getInt(isMax ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));

@@ -3,8 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <list>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -95,7 +95,8 @@ struct Jit::Impl {
   /// graph does not grow without bound (each object costs memory mappings).
   static constexpr size_t kCacheCapacity = 2048;
   std::list<std::string> recency;  // most recent first
-  std::unordered_map<std::string, std::pair<std::shared_ptr<const CompiledKernel>, std::list<std::string>::iterator>> cache;
+  std::unordered_map<std::string, std::pair<std::shared_ptr<const CompiledKernel>, std::list<std::string>::iterator>>
+      cache;
   std::atomic<int> next = 0;
 
   void remember(const std::string& key, std::shared_ptr<const CompiledKernel> k) {
@@ -134,13 +135,15 @@ struct Jit::Impl {
     auto created = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
     if (!created) throw ir::Error("cpu backend: " + errorText(created.takeError()));
     jit = std::move(*created);
-    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix());
+    auto process =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix());
     if (!process) throw ir::Error("cpu backend: " + errorText(process.takeError()));
     jit->getMainJITDylib().addGenerator(std::move(*process));
   }
 
   /// A module holding kernel `k` as `name`, optimised at O3 for the host.
-  std::unique_ptr<llvm::Module> build(const codegen::kernel::Kernel& k, const std::string& name, llvm::LLVMContext& ctx) {
+  std::unique_ptr<llvm::Module> build(const codegen::kernel::Kernel& k, const std::string& name,
+                                      llvm::LLVMContext& ctx) {
     llvm::TargetMachine& tm = threadMachine();
     auto m = std::make_unique<llvm::Module>("graphc." + k.name, ctx);
     m->setDataLayout(tm.createDataLayout());
@@ -150,7 +153,8 @@ struct Jit::Impl {
     f->addFnAttr("target-features", tm.getTargetFeatureString());
     std::string problems;
     llvm::raw_string_ostream os(problems);
-    if (llvm::verifyModule(*m, &os)) throw ir::Error(fmt::format("cpu codegen produced invalid IR for {}: {}", k.name, problems));
+    if (llvm::verifyModule(*m, &os))
+      throw ir::Error(fmt::format("cpu codegen produced invalid IR for {}: {}", k.name, problems));
     optimize(*m, tm);
     return m;
   }
@@ -226,7 +230,8 @@ std::shared_ptr<const CompiledKernel> Jit::compile(const codegen::kernel::Kernel
   auto compiled = std::make_shared<CompiledKernel>();
   {
     std::lock_guard lock(impl_->jitMutex);
-    auto code = std::shared_ptr<KernelCode>(new KernelCode{impl_, impl_->jit->getMainJITDylib().createResourceTracker()});
+    auto code =
+        std::shared_ptr<KernelCode>(new KernelCode{impl_, impl_->jit->getMainJITDylib().createResourceTracker()});
     if (auto e = impl_->jit->addObjectFile(code->tracker, std::move(object)))
       throw ir::Error("cpu backend: " + errorText(std::move(e)));
     auto address = impl_->jit->lookup(symbol);
@@ -255,6 +260,5 @@ std::string Jit::emitAsm(const codegen::kernel::Kernel& k) {
   std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx);
   return std::string(impl_->codegen(*m, llvm::CodeGenFileType::AssemblyFile)->getBuffer());
 }
-
 
 }  // namespace graphc::codegen::cpu

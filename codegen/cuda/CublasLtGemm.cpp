@@ -56,27 +56,32 @@ struct LtMatmul::State {
   int64_t m = 0, n = 0, k = 0;
 };
 
-LtMatmul::LtMatmul(ir::DType dtype, int64_t m, int64_t n, int64_t k, LtEpilogue epilogue) : s_(std::make_unique<State>()) {
+LtMatmul::LtMatmul(ir::DType dtype, int64_t m, int64_t n, int64_t k, LtEpilogue epilogue)
+    : s_(std::make_unique<State>()) {
   s_->m = m;
   s_->n = n;
   s_->k = k;
-  const cudaDataType_t type = dtype == ir::DType::F16 ? CUDA_R_16F : dtype == ir::DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+  const cudaDataType_t type = dtype == ir::DType::F16    ? CUDA_R_16F
+                              : dtype == ir::DType::BF16 ? CUDA_R_16BF
+                                                         : CUDA_R_32F;
   checkLt(cublasLtCreate(&s_->handle), "create");
   checkLt(cublasLtMatmulDescCreate(&s_->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul descriptor");
   const cublasOperation_t transA = CUBLAS_OP_T, transB = CUBLAS_OP_N;
   checkLt(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transA, sizeof transA), "transa");
   checkLt(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_TRANSB, &transB, sizeof transB), "transb");
-  const cublasLtEpilogue_t e = epilogue.kind == LtEpilogue::Kind::ReluBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  const cublasLtEpilogue_t e =
+      epilogue.kind == LtEpilogue::Kind::ReluBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
   checkLt(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e), "epilogue");
   checkLt(cublasLtMatrixLayoutCreate(&s_->a, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k), "layout A");
   checkLt(cublasLtMatrixLayoutCreate(&s_->b, type, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k), "layout B");
   checkLt(cublasLtMatrixLayoutCreate(&s_->d, type, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n), "layout D");
   checkLt(cublasLtMatmulPreferenceCreate(&s_->preference), "preference");
-  checkLt(cublasLtMatmulPreferenceSetAttribute(s_->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &s_->workspaceBytes,
-                                               sizeof s_->workspaceBytes),
+  checkLt(cublasLtMatmulPreferenceSetAttribute(s_->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                               &s_->workspaceBytes, sizeof s_->workspaceBytes),
           "workspace preference");
   int found = 0;
-  checkLt(cublasLtMatmulAlgoGetHeuristic(s_->handle, s_->desc, s_->a, s_->b, s_->d, s_->d, s_->preference, 1, &s_->algo, &found),
+  checkLt(cublasLtMatmulAlgoGetHeuristic(s_->handle, s_->desc, s_->a, s_->b, s_->d, s_->d, s_->preference, 1, &s_->algo,
+                                         &found),
           "heuristic");
   if (found == 0) throw ir::Error("cublasLt: no algorithm for this GEMM and epilogue");
   check(cudaMalloc(&s_->workspace, s_->workspaceBytes), "cudaMalloc (cuBLASLt workspace)");
@@ -93,7 +98,8 @@ LtMatmul::~LtMatmul() {
 }
 
 void LtMatmul::run(const void* x, const void* w, const void* bias, void* d, void* stream) {
-  checkLt(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "bias pointer");
+  checkLt(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+          "bias pointer");
   const float one = 1.0f, zero = 0.0f;
   checkLt(cublasLtMatmul(s_->handle, s_->desc, &one, w, s_->a, x, s_->b, &zero, d, s_->d, d, s_->d, &s_->algo.algo,
                          s_->workspace, s_->workspaceBytes, static_cast<cudaStream_t>(stream)),

@@ -1,6 +1,7 @@
 #include "codegen/cuda/CudaEigh.h"
 
 #include <algorithm>
+
 #include <climits>
 
 namespace graphc::codegen::cuda {
@@ -27,7 +28,8 @@ EighPlan planEigh(int64_t n, int64_t batch, int cusolverVersion) {
   } else {
     p.method = EighPlan::Method::XsyevdLoop;
   }
-  for (int64_t first = 0; first < batch; first += perCall) p.calls.emplace_back(first, std::min(perCall, batch - first));
+  for (int64_t first = 0; first < batch; first += perCall)
+    p.calls.emplace_back(first, std::min(perCall, batch - first));
   return p;
 }
 

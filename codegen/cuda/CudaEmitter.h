@@ -44,21 +44,21 @@ enum class Strategy { Pointwise, WarpPerRow, BlockPerRow, GemmSimt, GemmTensorCo
 const char* strategyName(Strategy s);
 
 struct CudaKernel {
-  std::string name;                  // the __global__ function
+  std::string name;  // the __global__ function
   Strategy strategy = Strategy::Pointwise;
   std::vector<std::string> symbols;  // the graph's symbolic sizes, in parameter order
   int blockThreads = 256;
-  int rowsPerBlock = 1;              // WarpPerRow: warps per block
-  int tileM = 0, tileN = 0;          // GEMM tiles
-  int vectorWidth = 1;               // Pointwise: elements per vector access (1: none)
-  int rowChunks = 0;                 // reductions: row elements per thread held in registers (0: re-read)
+  int rowsPerBlock = 1;      // WarpPerRow: warps per block
+  int tileM = 0, tileN = 0;  // GEMM tiles
+  int vectorWidth = 1;       // Pointwise: elements per vector access (1: none)
+  int rowChunks = 0;         // reductions: row elements per thread held in registers (0: re-read)
 };
 
 struct CudaModule {
   std::string source;
-  std::vector<CudaKernel> kernels;   // in the order given
-  bool hasConditions = false;        // the module defines graphc_set_condition
-  bool hasTranspose = false;         // ... and graphc_transpose_f32/_f64, graphc_eigh_nonfinite_f32/_f64
+  std::vector<CudaKernel> kernels;  // in the order given
+  bool hasConditions = false;       // the module defines graphc_set_condition
+  bool hasTranspose = false;        // ... and graphc_transpose_f32/_f64, graphc_eigh_nonfinite_f32/_f64
 };
 
 /// The name of the one-thread kernel that sets a CUDA graph conditional

@@ -38,13 +38,15 @@ class CudaExecutable final : public runtime::Executable {
     Binding binding(*module_, graph_, *plan_, sizes, inputs);
     cudaStream_t stream = streams_.at(0);
     for (size_t k = 0; k < inputs.size(); ++k)
-      check(cudaMemcpyAsync(binding.paramTensors[k].data, inputs[k].data(), inputs[k].nbytes(), cudaMemcpyHostToDevice, stream),
+      check(cudaMemcpyAsync(binding.paramTensors[k].data, inputs[k].data(), inputs[k].nbytes(), cudaMemcpyHostToDevice,
+                            stream),
             "cudaMemcpyAsync (input)");
     Executor(*module_, streams_, false, options).region(*binding.region, 0);
     std::vector<Tensor> outputs;
     for (const DeviceTensor& d : binding.resultTensors) {
       outputs.emplace_back(d.dtype, d.shape);
-      check(cudaMemcpyAsync(outputs.back().data(), d.data, static_cast<size_t>(d.nbytes()), cudaMemcpyDeviceToHost, stream),
+      check(cudaMemcpyAsync(outputs.back().data(), d.data, static_cast<size_t>(d.nbytes()), cudaMemcpyDeviceToHost,
+                            stream),
             "cudaMemcpyAsync (result)");
     }
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -56,12 +58,13 @@ class CudaExecutable final : public runtime::Executable {
     std::lock_guard lock(mutex_);
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
     if (outputs.size() != graph_.resultTypes.size())
-      throw ir::Error(fmt::format("capture: @{} has {} results, got {} output tensors", graph_.name, graph_.resultTypes.size(),
-                                  outputs.size()));
+      throw ir::Error(fmt::format("capture: @{} has {} results, got {} output tensors", graph_.name,
+                                  graph_.resultTypes.size(), outputs.size()));
     for (size_t k = 0; k < outputs.size(); ++k) {
       const ir::TensorType want = ir::substitute(graph_.resultTypes[k], sizes);
       if (outputs[k].type() != want)
-        throw ir::Error(fmt::format("capture: output {} must be {}, got {}", k, ir::toString(want), ir::toString(outputs[k].type())));
+        throw ir::Error(fmt::format("capture: output {} must be {}, got {}", k, ir::toString(want),
+                                    ir::toString(outputs[k].type())));
     }
     for (cudaGraphExec_t* e : {&exec_, &stepsExec_})
       if (*e) {
@@ -78,7 +81,8 @@ class CudaExecutable final : public runtime::Executable {
     cudaStream_t stream = streams_.at(0);
     exec_ = record(stream, [&] {
       for (size_t k = 0; k < inputs.size(); ++k)
-        check(cudaMemcpyAsync(c->binding->paramTensors[k].data, c->staging[k], inputs[k].nbytes(), cudaMemcpyHostToDevice, stream),
+        check(cudaMemcpyAsync(c->binding->paramTensors[k].data, c->staging[k], inputs[k].nbytes(),
+                              cudaMemcpyHostToDevice, stream),
               "cudaMemcpyAsync (input)");
       Executor(*module_, streams_, true).region(*c->binding->region, 0);
       for (size_t k = 0; k < outputs.size(); ++k)
@@ -113,7 +117,8 @@ class CudaExecutable final : public runtime::Executable {
     cudaStream_t stream = streams_.at(0);
     for (size_t k = 0; k < c.inputs.size(); ++k) {
       std::memcpy(c.staging[k], c.inputs[k].data(), c.inputs[k].nbytes());
-      check(cudaMemcpyAsync(c.binding->paramTensors[k].data, c.staging[k], c.inputs[k].nbytes(), cudaMemcpyHostToDevice, stream),
+      check(cudaMemcpyAsync(c.binding->paramTensors[k].data, c.staging[k], c.inputs[k].nbytes(), cudaMemcpyHostToDevice,
+                            stream),
             "cudaMemcpyAsync (input)");
     }
     Executor(*module_, streams_, false).region(*c.binding->region, 0);
@@ -134,8 +139,10 @@ class CudaExecutable final : public runtime::Executable {
     if (!captured_) throw ir::Error("timeCapturedSteps: nothing captured (call capture first)");
     cudaStream_t stream = streams_.at(0);
     auto once = [&] {
-      if (asGraph) check(cudaGraphLaunch(stepsExec_, stream), "cudaGraphLaunch");
-      else Executor(*module_, streams_, false).region(*captured_->binding->region, 0);
+      if (asGraph)
+        check(cudaGraphLaunch(stepsExec_, stream), "cudaGraphLaunch");
+      else
+        Executor(*module_, streams_, false).region(*captured_->binding->region, 0);
     };
     once();  // warm
     cudaEvent_t start, stop;
@@ -237,7 +244,8 @@ void uploadConstants(const RegionPlan& plan, Module& m) {
 
 CudaModule emitGraph(const ir::Graph& g) { return emitLowered(g, codegen::lowerKernels(g)); }
 
-std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const CompileOptions& options, CompileReport* report) {
+std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const CompileOptions& options,
+                                                  CompileReport* report) {
   const DeviceInfo& dev = device();
   const codegen::LoweredKernels lowered = codegen::lowerKernels(g);
   auto m = std::make_unique<Module>();
@@ -247,12 +255,13 @@ std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const Comp
   const CompiledModule cubin = compileModule(m->source.source, arch);
   if (report) {
     report->add(fmt::format("nvrtc: {} kernels for {} in one module, cubin from {}", m->source.kernels.size(), arch,
-                            cubin.from == CompiledModule::From::Nvrtc   ? "nvrtc"
+                            cubin.from == CompiledModule::From::Nvrtc    ? "nvrtc"
                             : cubin.from == CompiledModule::From::Memory ? "memory"
                                                                          : "disk"),
                 cubin.seconds, /*detail=*/true);
   }
-  check(cudaLibraryLoadData(&m->library, cubin.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0), "cudaLibraryLoadData");
+  check(cudaLibraryLoadData(&m->library, cubin.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+        "cudaLibraryLoadData");
   std::vector<std::string> names;
   for (const CudaKernel& k : m->source.kernels) names.push_back(k.name);
   if (m->source.hasConditions) names.push_back(kSetConditionKernel);

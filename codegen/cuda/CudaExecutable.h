@@ -30,8 +30,8 @@
 #include <memory>
 #include <string>
 
-#include "codegen/cuda/CudaEmitter.h"
 #include "codegen/Backend.h"
+#include "codegen/cuda/CudaEmitter.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
 

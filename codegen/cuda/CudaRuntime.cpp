@@ -27,9 +27,12 @@ const Probe& probe() {
       cudaGetLastError();  // clear the sticky error
       out.reason = cudaGetErrorString(status);
       // Without a driver at all the runtime says the driver is too old; say which.
-      if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD); driver) dlclose(driver);
-      else if (void* d = dlopen("libcuda.so.1", RTLD_LAZY); d) dlclose(d);
-      else out.reason = "no NVIDIA driver (libcuda.so.1 cannot be loaded): " + out.reason;
+      if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD); driver)
+        dlclose(driver);
+      else if (void* d = dlopen("libcuda.so.1", RTLD_LAZY); d)
+        dlclose(d);
+      else
+        out.reason = "no NVIDIA driver (libcuda.so.1 cannot be loaded): " + out.reason;
       return out;
     }
     if (count == 0) {
@@ -42,7 +45,8 @@ const Probe& probe() {
       return out;
     }
     if (prop.major < 8) {
-      out.reason = fmt::format("device 0 ({}) is sm_{}{}; graphc's kernels need sm_80 or newer", prop.name, prop.major, prop.minor);
+      out.reason = fmt::format("device 0 ({}) is sm_{}{}; graphc's kernels need sm_80 or newer", prop.name, prop.major,
+                               prop.minor);
       return out;
     }
     DeviceInfo d;

@@ -33,7 +33,8 @@ Binding::Binding(Module& m, const ir::Graph& g, const RegionPlan& plan, const ir
   for (const ir::TensorType& t : g.resultTypes)
     results.push_back(reserve(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)), bytes));
   region = layout(plan, params, results, bytes);
-  check(cudaMalloc(reinterpret_cast<void**>(&base_), static_cast<size_t>(std::max<int64_t>(bytes, 256))), "cudaMalloc (arena)");
+  check(cudaMalloc(reinterpret_cast<void**>(&base_), static_cast<size_t>(std::max<int64_t>(bytes, 256))),
+        "cudaMalloc (arena)");
   for (auto& p : params) p.data = base_ + reinterpret_cast<intptr_t>(p.data);
   for (auto& r : results) r.data = base_ + reinterpret_cast<intptr_t>(r.data);
   paramTensors = params;
@@ -57,7 +58,7 @@ DeviceTensor Binding::reserve(ir::DType t, std::vector<int64_t> shape, int64_t& 
 }
 
 std::unique_ptr<BoundRegion> Binding::layout(const RegionPlan& plan, const std::vector<DeviceTensor>& params,
-                                    const std::vector<DeviceTensor>& results, int64_t& bytes) {
+                                             const std::vector<DeviceTensor>& results, int64_t& bytes) {
   auto out = std::make_unique<BoundRegion>();
   for (const SlotPlan& s : plan.slots) {
     const std::vector<int64_t> shape = runtime::concreteShape(ir::substitute(s.type, sizes_));
@@ -135,7 +136,8 @@ void Binding::resolve(BoundRegion& r) {
 
 int64_t Binding::extent(const std::vector<ir::Dim>& dims) const {
   int64_t n = 1;
-  for (const ir::Dim& d : dims) n = ir::checkedMul(n, d.isStatic() ? d.size : sizes_.at(d.symbol), "a kernel's iteration space");
+  for (const ir::Dim& d : dims)
+    n = ir::checkedMul(n, d.isStatic() ? d.size : sizes_.at(d.symbol), "a kernel's iteration space");
   return n;
 }
 
@@ -151,7 +153,8 @@ void Binding::bindLaunch(BoundStep& s) {
     case Strategy::Pointwise: {
       s.extents.push_back(total);
       const int64_t work = (total + info.vectorWidth - 1) / info.vectorWidth;
-      s.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>((work + 255) / 256, 1, int64_t{m_.multiprocessors} * 16)));
+      s.grid =
+          dim3(static_cast<unsigned>(std::clamp<int64_t>((work + 255) / 256, 1, int64_t{m_.multiprocessors} * 16)));
       s.empty = total == 0;
       break;
     }
@@ -211,28 +214,28 @@ void Binding::bindEigh(BoundStep& s) {
   const int64_t first = s.eigh.calls.front().second;
   switch (s.eigh.method) {
     case EighPlan::Method::XsyevBatched:
-      checkSolver(cusolverDnXsyevBatched_bufferSize(m_.solver, m_.solverParams, CUSOLVER_EIG_MODE_VECTOR, fill, s.n, t, v, s.n, t,
-                                                    w, t, &device, &host, first),
+      checkSolver(cusolverDnXsyevBatched_bufferSize(m_.solver, m_.solverParams, CUSOLVER_EIG_MODE_VECTOR, fill, s.n, t,
+                                                    v, s.n, t, w, t, &device, &host, first),
                   "XsyevBatched_bufferSize");
       break;
     case EighPlan::Method::SyevjBatched: {
       int lwork = 0;
       if (f64)
-        checkSolver(cusolverDnDsyevjBatched_bufferSize(m_.solver, CUSOLVER_EIG_MODE_VECTOR, fill, static_cast<int>(s.n),
-                                                       static_cast<double*>(v), static_cast<int>(s.n), static_cast<double*>(w),
-                                                       &lwork, m_.syevj, static_cast<int>(first)),
+        checkSolver(cusolverDnDsyevjBatched_bufferSize(
+                        m_.solver, CUSOLVER_EIG_MODE_VECTOR, fill, static_cast<int>(s.n), static_cast<double*>(v),
+                        static_cast<int>(s.n), static_cast<double*>(w), &lwork, m_.syevj, static_cast<int>(first)),
                     "Dsyevj_bufferSize");
       else
-        checkSolver(cusolverDnSsyevjBatched_bufferSize(m_.solver, CUSOLVER_EIG_MODE_VECTOR, fill, static_cast<int>(s.n),
-                                                       static_cast<float*>(v), static_cast<int>(s.n), static_cast<float*>(w),
-                                                       &lwork, m_.syevj, static_cast<int>(first)),
+        checkSolver(cusolverDnSsyevjBatched_bufferSize(
+                        m_.solver, CUSOLVER_EIG_MODE_VECTOR, fill, static_cast<int>(s.n), static_cast<float*>(v),
+                        static_cast<int>(s.n), static_cast<float*>(w), &lwork, m_.syevj, static_cast<int>(first)),
                     "Ssyevj_bufferSize");
       device = static_cast<size_t>(lwork) * (f64 ? 8 : 4);
       break;
     }
     case EighPlan::Method::XsyevdLoop:
-      checkSolver(cusolverDnXsyevd_bufferSize(m_.solver, m_.solverParams, CUSOLVER_EIG_MODE_VECTOR, fill, s.n, t, v, s.n, t, w, t,
-                                              &device, &host),
+      checkSolver(cusolverDnXsyevd_bufferSize(m_.solver, m_.solverParams, CUSOLVER_EIG_MODE_VECTOR, fill, s.n, t, v,
+                                              s.n, t, w, t, &device, &host),
                   "Xsyevd_bufferSize");
       break;
   }
@@ -248,7 +251,8 @@ void Binding::bindHost(BoundStep& s) {
   for (const DeviceTensor& t : s.outputs) shapes.push_back(t.shape);
   std::vector<Tensor> results = runtime::evaluateNode(*s.plan->node, {}, shapes);
   for (size_t k = 0; k < results.size(); ++k)
-    check(cudaMemcpy(s.outputs[k].data, results[k].data(), results[k].nbytes(), cudaMemcpyHostToDevice), "cudaMemcpy (host op)");
+    check(cudaMemcpy(s.outputs[k].data, results[k].data(), results[k].nbytes(), cudaMemcpyHostToDevice),
+          "cudaMemcpy (host op)");
 }
 
 }  // namespace graphc::codegen::cuda

@@ -38,8 +38,8 @@ struct Module {
   syevjInfo_t syevj = nullptr;
   int solverVersion = 0;
   int multiprocessors = 1;
-  std::vector<cudaKernel_t> functions;           // by StepPlan::kernel
-  std::vector<std::optional<LtEpilogue>> lt;     // by StepPlan::kernel: GEMMs cuBLASLt takes
+  std::vector<cudaKernel_t> functions;                   // by StepPlan::kernel
+  std::vector<std::optional<LtEpilogue>> lt;             // by StepPlan::kernel: GEMMs cuBLASLt takes
   std::unordered_map<const SlotPlan*, void*> constants;  // device copies, made at compile time
 
   cudaKernel_t kernel(const std::string& name) const {
@@ -84,8 +84,8 @@ struct BoundStep {
   size_t workBytes = 0;
   std::vector<std::byte> hostWork;
   int64_t infoOffset = -1;
-  int* info = nullptr;        // device, one per matrix
-  int* hostInfo = nullptr;    // pinned
+  int* info = nullptr;      // device, one per matrix
+  int* hostInfo = nullptr;  // pinned
   // cond
   unsigned char* hostPredicate = nullptr;  // pinned
   std::unique_ptr<BoundRegion> branches[2];

@@ -33,11 +33,12 @@ void Executor::step(BoundStep& s, size_t depth) {
       if (s.lt) {
         const codegen::kernel::Gemm& g = *s.plan->kernelIR->gemm;
         s.lt->run(s.inputs[static_cast<size_t>(g.a)].data, s.inputs[static_cast<size_t>(g.b)].data,
-                  s.inputs[static_cast<size_t>(m_.lt[static_cast<size_t>(s.plan->kernel)]->bias)].data, s.outputs[0].data,
-                  stream);
+                  s.inputs[static_cast<size_t>(m_.lt[static_cast<size_t>(s.plan->kernel)]->bias)].data,
+                  s.outputs[0].data, stream);
         return;
       }
-      launch(m_.functions[static_cast<size_t>(s.plan->kernel)], s.grid, s.block, s.args.data(), stream, "cudaLaunchKernel");
+      launch(m_.functions[static_cast<size_t>(s.plan->kernel)], s.grid, s.block, s.args.data(), stream,
+             "cudaLaunchKernel");
       return;
     case StepPlan::Kind::Eigh: eigh(s, stream); return;
     case StepPlan::Kind::Cond: cond(s, depth); return;
@@ -58,8 +59,9 @@ void Executor::eigh(BoundStep& s, cudaStream_t stream) {
   std::byte* v = s.outputs[1].data;
   std::byte* w = s.outputs[0].data;
   const int64_t es = f64 ? 8 : 4;
-  check(cudaMemcpyAsync(v, s.inputs[0].data, static_cast<size_t>(s.inputs[0].nbytes()), cudaMemcpyDeviceToDevice, stream),
-        "cudaMemcpyAsync (eigh input)");
+  check(
+      cudaMemcpyAsync(v, s.inputs[0].data, static_cast<size_t>(s.inputs[0].nbytes()), cudaMemcpyDeviceToDevice, stream),
+      "cudaMemcpyAsync (eigh input)");
   checkSolver(cusolverDnSetStream(m_.solver, stream), "SetStream");
   for (auto [first, count] : s.eigh.calls) {
     std::byte* vc = v + first * s.n * s.n * es;
@@ -67,29 +69,32 @@ void Executor::eigh(BoundStep& s, cudaStream_t stream) {
     int* info = s.info + first;
     switch (s.eigh.method) {
       case EighPlan::Method::XsyevBatched:
-        checkSolver(cusolverDnXsyevBatched(m_.solver, m_.solverParams, CUSOLVER_EIG_MODE_VECTOR, fill, s.n, t, vc, s.n, t, wc, t,
-                                           s.work, s.workBytes, s.hostWork.data(), s.hostWork.size(), info, count),
-                    "XsyevBatched");
+        checkSolver(
+            cusolverDnXsyevBatched(m_.solver, m_.solverParams, CUSOLVER_EIG_MODE_VECTOR, fill, s.n, t, vc, s.n, t, wc,
+                                   t, s.work, s.workBytes, s.hostWork.data(), s.hostWork.size(), info, count),
+            "XsyevBatched");
         break;
       case EighPlan::Method::SyevjBatched:
         if (f64)
-          checkSolver(cusolverDnDsyevjBatched(m_.solver, CUSOLVER_EIG_MODE_VECTOR, fill, static_cast<int>(s.n),
-                                              reinterpret_cast<double*>(vc), static_cast<int>(s.n), reinterpret_cast<double*>(wc),
-                                              static_cast<double*>(s.work), static_cast<int>(s.workBytes / 8), info, m_.syevj,
-                                              static_cast<int>(count)),
-                      "Dsyevj");
+          checkSolver(
+              cusolverDnDsyevjBatched(m_.solver, CUSOLVER_EIG_MODE_VECTOR, fill, static_cast<int>(s.n),
+                                      reinterpret_cast<double*>(vc), static_cast<int>(s.n),
+                                      reinterpret_cast<double*>(wc), static_cast<double*>(s.work),
+                                      static_cast<int>(s.workBytes / 8), info, m_.syevj, static_cast<int>(count)),
+              "Dsyevj");
         else
-          checkSolver(cusolverDnSsyevjBatched(m_.solver, CUSOLVER_EIG_MODE_VECTOR, fill, static_cast<int>(s.n),
-                                              reinterpret_cast<float*>(vc), static_cast<int>(s.n), reinterpret_cast<float*>(wc),
-                                              static_cast<float*>(s.work), static_cast<int>(s.workBytes / 4), info, m_.syevj,
-                                              static_cast<int>(count)),
-                      "Ssyevj");
+          checkSolver(
+              cusolverDnSsyevjBatched(m_.solver, CUSOLVER_EIG_MODE_VECTOR, fill, static_cast<int>(s.n),
+                                      reinterpret_cast<float*>(vc), static_cast<int>(s.n), reinterpret_cast<float*>(wc),
+                                      static_cast<float*>(s.work), static_cast<int>(s.workBytes / 4), info, m_.syevj,
+                                      static_cast<int>(count)),
+              "Ssyevj");
         break;
       case EighPlan::Method::XsyevdLoop:
         for (int64_t b = 0; b < count; ++b)
-          checkSolver(cusolverDnXsyevd(m_.solver, m_.solverParams, CUSOLVER_EIG_MODE_VECTOR, fill, s.n, t, vc + b * s.n * s.n * es,
-                                       s.n, t, wc + b * s.n * es, t, s.work, s.workBytes, s.hostWork.data(), s.hostWork.size(),
-                                       info + b),
+          checkSolver(cusolverDnXsyevd(m_.solver, m_.solverParams, CUSOLVER_EIG_MODE_VECTOR, fill, s.n, t,
+                                       vc + b * s.n * s.n * es, s.n, t, wc + b * s.n * es, t, s.work, s.workBytes,
+                                       s.hostWork.data(), s.hostWork.size(), info + b),
                       "Xsyevd");
         break;
     }
@@ -107,8 +112,8 @@ void Executor::eigh(BoundStep& s, cudaStream_t stream) {
   int* info = s.info;
   void* checkArgs[] = {&input, &n, &batch, &lower, &info};
   launch(m_.kernel(std::string(kEighCheckKernelPrefix) + (f64 ? "f64" : "f32")),
-         dim3(static_cast<unsigned>(std::clamp<int64_t>((total + 255) / 256, 1, 1 << 20))), dim3(256), checkArgs, stream,
-         "cudaLaunchKernel (eigh input check)");
+         dim3(static_cast<unsigned>(std::clamp<int64_t>((total + 255) / 256, 1, 1 << 20))), dim3(256), checkArgs,
+         stream, "cudaLaunchKernel (eigh input check)");
   check(cudaMemcpyAsync(s.hostInfo, s.info, 4 * static_cast<size_t>(s.batch), cudaMemcpyDeviceToHost, stream),
         "cudaMemcpyAsync (eigh info)");
 }
@@ -117,14 +122,16 @@ void Executor::cond(BoundStep& s, size_t depth) {
   cudaStream_t stream = streams_.at(depth);
   if (!capturing_) {
     // The one host synchronisation of a plain run: which branch to launch.
-    check(cudaMemcpyAsync(s.hostPredicate, s.inputs[0].data, 1, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (predicate)");
+    check(cudaMemcpyAsync(s.hostPredicate, s.inputs[0].data, 1, cudaMemcpyDeviceToHost, stream),
+          "cudaMemcpyAsync (predicate)");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (predicate)");
     region(*s.branches[*s.hostPredicate != 0 ? 0 : 1], depth);
     return;
   }
   cudaStreamCaptureStatus status;
   cudaGraph_t graph;
-  check(cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph, nullptr, nullptr, nullptr), "cudaStreamGetCaptureInfo");
+  check(cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph, nullptr, nullptr, nullptr),
+        "cudaStreamGetCaptureInfo");
   cudaGraphConditionalHandle handle;
   check(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0), "cudaGraphConditionalHandleCreate");
   void* predicate = s.inputs[0].data;
@@ -157,11 +164,13 @@ void Executor::cond(BoundStep& s, size_t depth) {
 void Executor::host(BoundStep& s, cudaStream_t stream) {
   if (s.plan->node->operands.empty()) return;  // bound once, at bind time
   if (capturing_)
-    throw ir::Error(fmt::format("capture: '{}' runs on the host and cannot be part of a CUDA graph", s.plan->node->name()));
+    throw ir::Error(
+        fmt::format("capture: '{}' runs on the host and cannot be part of a CUDA graph", s.plan->node->name()));
   std::vector<Tensor> operands;
   for (const DeviceTensor& t : s.inputs) {
     operands.emplace_back(t.dtype, t.shape);
-    check(cudaMemcpyAsync(operands.back().data(), t.data, static_cast<size_t>(t.nbytes()), cudaMemcpyDeviceToHost, stream),
+    check(cudaMemcpyAsync(operands.back().data(), t.data, static_cast<size_t>(t.nbytes()), cudaMemcpyDeviceToHost,
+                          stream),
           "cudaMemcpyAsync (host op input)");
   }
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (host op)");
@@ -169,7 +178,8 @@ void Executor::host(BoundStep& s, cudaStream_t stream) {
   for (const DeviceTensor& t : s.outputs) shapes.push_back(t.shape);
   std::vector<Tensor> results = runtime::evaluateNode(*s.plan->node, operands, shapes);
   for (size_t k = 0; k < results.size(); ++k)
-    check(cudaMemcpy(s.outputs[k].data, results[k].data(), results[k].nbytes(), cudaMemcpyHostToDevice), "cudaMemcpy (host op)");
+    check(cudaMemcpy(s.outputs[k].data, results[k].data(), results[k].nbytes(), cudaMemcpyHostToDevice),
+          "cudaMemcpy (host op)");
 }
 
 void checkEighInfo(BoundRegion& r) {

@@ -1,13 +1,12 @@
 // The GEMM strategies: GemmSimt (128x128 tiles, 8x8 per thread, f32/f64)
 // and GemmTensorCore (128x128x32 tiles with mma.sync m16n8k16 for
 // f16/bf16), each with the kernel's pointwise epilogue.
-#include "codegen/cuda/KernelWriter.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "codegen/cuda/KernelWriter.h"
 #include "codegen/cuda/Preamble.h"
 #include "codegen/cuda/Syntax.h"
 #include "codegen/kernel/Analysis.h"
@@ -63,7 +62,8 @@ void KernelWriter::epilogue(const GemmDims& d, const std::string& row, const std
 
 void KernelWriter::gemmPrologue(const GemmDims& d, std::string& aBase, std::string& bBase) {
   const Gemm& g = *k_.gemm;
-  line("const i64 mTiles = (M + {0}) / {1}, nTiles = (N + {2}) / {3};", info_.tileM - 1, info_.tileM, info_.tileN - 1, info_.tileN);
+  line("const i64 mTiles = (M + {0}) / {1}, nTiles = (N + {2}) / {3};", info_.tileM - 1, info_.tileM, info_.tileN - 1,
+       info_.tileN);
   open("for (i64 bz = blockIdx.z; bz < batch; bz += gridDim.z)");
   unravel("bz", d.batch, 0, "b");
   aBase = fresh();
@@ -85,8 +85,8 @@ void KernelWriter::gemmSimt() {
   signature({"batch", "M", "N", "K"});
   line("__shared__ {} As[8][{}], Bs[8][{}];", T, info_.tileM + 4, info_.tileN + 4);
   line("const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;");
-  line("const i64 aRow = {}, bCol = {}, bK = {};", d.aHasRows ? "K" : "0ll", d.bKContiguous ? (d.hasCol ? "K" : "0ll") : "1ll",
-       d.bKContiguous ? "1ll" : "N");
+  line("const i64 aRow = {}, bCol = {}, bK = {};", d.aHasRows ? "K" : "0ll",
+       d.bKContiguous ? (d.hasCol ? "K" : "0ll") : "1ll", d.bKContiguous ? "1ll" : "N");
   std::string aBase, bBase;
   gemmPrologue(d, aBase, bBase);
   line("{} acc[8][8];", T);
@@ -101,8 +101,10 @@ void KernelWriter::gemmSimt() {
        fromStorage(a.type.dtype, fmt::format("{}[{} + row * aRow + k]", a.name, aBase)), T);
   close();
   open("for (int e = threadIdx.x; e < 8 * 128; e += 256)");
-  if (d.bKContiguous) line("const int c = e / 8, kk = e % 8;");
-  else line("const int c = e % 128, kk = e / 128;");
+  if (d.bKContiguous)
+    line("const int c = e / 8, kk = e % 8;");
+  else
+    line("const int c = e % 128, kk = e / 128;");
   line("const i64 col = n0 + c, k = k0 + kk;");
   line("Bs[kk][c] = (col < N && k < K) ? ({}){} : ({})0;", T,
        fromStorage(b.type.dtype, fmt::format("{}[{} + col * bCol + k * bK]", b.name, bBase)), T);
@@ -143,8 +145,8 @@ void KernelWriter::gemmTensorCore() {
   line("__shared__ __align__(16) unsigned short As[128][40], Bs[128][40];");
   line("const int warp = threadIdx.x >> 5, g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3;");
   line("const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32;");
-  line("const i64 aRow = {}, bCol = {}, bK = {};", d.aHasRows ? "K" : "0ll", d.bKContiguous ? (d.hasCol ? "K" : "0ll") : "1ll",
-       d.bKContiguous ? "1ll" : "N");
+  line("const i64 aRow = {}, bCol = {}, bK = {};", d.aHasRows ? "K" : "0ll",
+       d.bKContiguous ? (d.hasCol ? "K" : "0ll") : "1ll", d.bKContiguous ? "1ll" : "N");
   line("const bool aVec = K % 8 == 0 && (u64){} % 16 == 0;", a.name);
   line("const bool bVec = {} && K % 8 == 0 && (u64){} % 16 == 0;", d.bKContiguous ? "true" : "false", b.name);
   std::string aBase, bBase;
@@ -160,16 +162,20 @@ void KernelWriter::gemmTensorCore() {
   line("  for (int q = 0; q < 2; ++q) {{");
   line("    const int e = threadIdx.x + q * 256, r = e >> 2, kq = (e & 3) * 8;");
   line("    const i64 row = m0 + r, k = k0 + kq;");
-  line("    nextA[q] = row < M && k < K ? *reinterpret_cast<const uint4*>({} + {} + row * aRow + k) : make_uint4(0, 0, 0, 0);",
-       a.name, aBase);
+  line(
+      "    nextA[q] = row < M && k < K ? *reinterpret_cast<const uint4*>({} + {} + row * aRow + k) : make_uint4(0, 0, "
+      "0, 0);",
+      a.name, aBase);
   line("  }}");
   line("}};");
   line("auto fetchB = [&](i64 k0) {{");
   line("  for (int q = 0; q < 2; ++q) {{");
   line("    const int e = threadIdx.x + q * 256, c = e >> 2, kq = (e & 3) * 8;");
   line("    const i64 col = n0 + c, k = k0 + kq;");
-  line("    nextB[q] = col < N && k < K ? *reinterpret_cast<const uint4*>({} + {} + col * bCol + k) : make_uint4(0, 0, 0, 0);",
-       b.name, bBase);
+  line(
+      "    nextB[q] = col < N && k < K ? *reinterpret_cast<const uint4*>({} + {} + col * bCol + k) : make_uint4(0, 0, "
+      "0, 0);",
+      b.name, bBase);
   line("  }}");
   line("}};");
   line("if (aVec) fetchA(0);");
@@ -177,7 +183,9 @@ void KernelWriter::gemmTensorCore() {
   open("for (i64 k0 = 0; k0 < K; k0 += 32)");
   // A tile: 128 rows × 32 k.
   open("if (aVec)");
-  line("for (int q = 0; q < 2; ++q) {{ const int e = threadIdx.x + q * 256; *reinterpret_cast<uint4*>(&As[e >> 2][(e & 3) * 8]) = nextA[q]; }}");
+  line(
+      "for (int q = 0; q < 2; ++q) {{ const int e = threadIdx.x + q * 256; *reinterpret_cast<uint4*>(&As[e >> 2][(e & "
+      "3) * 8]) = nextA[q]; }}");
   close();
   open("else");
   open("for (int e = threadIdx.x; e < 128 * 32; e += 256)");
@@ -188,12 +196,16 @@ void KernelWriter::gemmTensorCore() {
   close();
   // B tile: 128 columns × 32 k.
   open("if (bVec)");
-  line("for (int q = 0; q < 2; ++q) {{ const int e = threadIdx.x + q * 256; *reinterpret_cast<uint4*>(&Bs[e >> 2][(e & 3) * 8]) = nextB[q]; }}");
+  line(
+      "for (int q = 0; q < 2; ++q) {{ const int e = threadIdx.x + q * 256; *reinterpret_cast<uint4*>(&Bs[e >> 2][(e & "
+      "3) * 8]) = nextB[q]; }}");
   close();
   open("else");
   open("for (int e = threadIdx.x; e < 128 * 32; e += 256)");
-  if (d.bKContiguous) line("const int c = e >> 5, kk = e & 31;");
-  else line("const int c = e & 127, kk = e >> 7;  // consecutive threads read consecutive columns");
+  if (d.bKContiguous)
+    line("const int c = e >> 5, kk = e & 31;");
+  else
+    line("const int c = e & 127, kk = e >> 7;  // consecutive threads read consecutive columns");
   line("const i64 col = n0 + c, k = k0 + kk;");
   line("Bs[c][kk] = (col < N && k < K) ? {}[{} + col * bCol + k * bK] : (unsigned short)0;", b.name, bBase);
   close();

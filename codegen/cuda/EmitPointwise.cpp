@@ -1,13 +1,12 @@
 // The Pointwise strategy: a grid-stride loop over the flattened outer
 // space, with a 16-byte vector path when the last dim and the buffers'
 // alignment allow it (checked on the device).
-#include "codegen/cuda/KernelWriter.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "codegen/cuda/KernelWriter.h"
 #include "codegen/cuda/Preamble.h"
 #include "codegen/cuda/Syntax.h"
 #include "codegen/kernel/Analysis.h"
@@ -36,7 +35,8 @@ bool KernelWriter::readsVar(const IndexPtr& i, int64_t v) {
 void KernelWriter::vectorLoads(const ExprPtr& e, std::vector<const Expr*>& out, std::unordered_set<const Expr*>& seen) {
   if (!seen.insert(e.get()).second) return;
   if (e->kind == Expr::Kind::Select) return;
-  if (e->kind == Expr::Kind::Load && contiguous(k_.inputs[static_cast<size_t>(e->buffer)].type, e->index)) out.push_back(e.get());
+  if (e->kind == Expr::Kind::Load && contiguous(k_.inputs[static_cast<size_t>(e->buffer)].type, e->index))
+    out.push_back(e.get());
   for (const ExprPtr& a : e->args) vectorLoads(a, out, seen);
 }
 
@@ -50,8 +50,10 @@ void KernelWriter::pointwise() {
     if (contiguous(k_.outputs[static_cast<size_t>(s.buffer)].type, s.index)) vstores.push_back(&s);
   }
   int64_t widest = 0;
-  for (const Expr* l : loads) widest = std::max<int64_t>(widest, ir::dtypeSize(k_.inputs[static_cast<size_t>(l->buffer)].type.dtype));
-  for (const Store* s : vstores) widest = std::max<int64_t>(widest, ir::dtypeSize(k_.outputs[static_cast<size_t>(s->buffer)].type.dtype));
+  for (const Expr* l : loads)
+    widest = std::max<int64_t>(widest, ir::dtypeSize(k_.inputs[static_cast<size_t>(l->buffer)].type.dtype));
+  for (const Store* s : vstores)
+    widest = std::max<int64_t>(widest, ir::dtypeSize(k_.outputs[static_cast<size_t>(s->buffer)].type.dtype));
   const int width = widest == 0 ? 1 : static_cast<int>(std::min<int64_t>(8, 16 / widest));
   info_.vectorWidth = (rank > 0 && width > 1 && !(loads.empty() && vstores.empty())) ? width : 1;
   signature({"total"});
@@ -77,8 +79,8 @@ void KernelWriter::pointwise() {
     for (const Expr* l : loads) {
       const Buffer& in = k_.inputs[static_cast<size_t>(l->buffer)];
       const std::string vec = fresh();
-      line("const gc::Vec<{0}, {1}> {2} = *reinterpret_cast<const gc::Vec<{0}, {1}>*>({3} + {4});", storageType(in.type.dtype), w,
-           vec, in.name, offset(in.type, l->index));
+      line("const gc::Vec<{0}, {1}> {2} = *reinterpret_cast<const gc::Vec<{0}, {1}>*>({3} + {4});",
+           storageType(in.type.dtype), w, vec, in.name, offset(in.type, l->index));
       lanes[l] = vec;
     }
     std::unordered_map<const Store*, std::string> results;
@@ -91,13 +93,17 @@ void KernelWriter::pointwise() {
     open(fmt::format("for (int lane = 0; lane < {}; ++lane)", w));
     line("const i64 il = {} + lane;", base);
     vars_[rank - 1] = "il";
-    for (auto& [l, vec] : lanes) overrides_[l] = define(l->dtype, fromStorage(k_.inputs[static_cast<size_t>(l->buffer)].type.dtype, vec + ".v[lane]"));
+    for (auto& [l, vec] : lanes)
+      overrides_[l] =
+          define(l->dtype, fromStorage(k_.inputs[static_cast<size_t>(l->buffer)].type.dtype, vec + ".v[lane]"));
     std::vector<std::pair<const Store*, std::string>> values;
     for (const Store& s : k_.stores) values.emplace_back(&s, value(s.value));
     for (auto& [s, v] : values) {
       const Buffer& out = k_.outputs[static_cast<size_t>(s->buffer)];
-      if (results.count(s)) line("{}.v[lane] = {};", results[s], toStorage(out.type.dtype, v));
-      else line("{}[{}] = {};", out.name, offset(out.type, s->index), toStorage(out.type.dtype, v));
+      if (results.count(s))
+        line("{}.v[lane] = {};", results[s], toStorage(out.type.dtype, v));
+      else
+        line("{}[{}] = {};", out.name, offset(out.type, s->index), toStorage(out.type.dtype, v));
     }
     overrides_.clear();
     close();

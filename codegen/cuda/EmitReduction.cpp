@@ -1,13 +1,12 @@
 // The row reductions: WarpPerRow (a warp per short static row) and
 // BlockPerRow (a block per row, a static row of up to 16 elements per
 // thread held in registers across the passes).
-#include "codegen/cuda/KernelWriter.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "codegen/cuda/KernelWriter.h"
 #include "codegen/cuda/Preamble.h"
 #include "codegen/cuda/Syntax.h"
 #include "codegen/kernel/Analysis.h"
@@ -26,8 +25,9 @@ void KernelWriter::reduction() {
   const std::string threads = warp ? "32" : "(i64)blockDim.x";
   line("const int lane = {};", warp ? "threadIdx.x & 31" : "threadIdx.x");
   if (warp)
-    open(fmt::format("for (i64 row = (i64)blockIdx.x * {0} + (threadIdx.x >> 5); row < rows; row += (i64)gridDim.x * {0})",
-                     info_.rowsPerBlock));
+    open(fmt::format(
+        "for (i64 row = (i64)blockIdx.x * {0} + (threadIdx.x >> 5); row < rows; row += (i64)gridDim.x * {0})",
+        info_.rowsPerBlock));
   else
     open("for (i64 row = blockIdx.x; row < rows; row += gridDim.x)");
   unravel("row", k_.outer, 0);
@@ -38,7 +38,8 @@ void KernelWriter::reduction() {
     openRowLoop(threads, false);
     for (auto& [load, array] : rowCache_) {
       const Buffer& in = k_.inputs[static_cast<size_t>(load->buffer)];
-      line("{}[c] = {};", array, fromStorage(in.type.dtype, fmt::format("{}[{}]", in.name, offset(in.type, load->index))));
+      line("{}[c] = {};", array,
+           fromStorage(in.type.dtype, fmt::format("{}[{}]", in.name, offset(in.type, load->index))));
     }
     closeRowLoop();
   }
@@ -123,10 +124,14 @@ std::string KernelWriter::reduce(const Expr& e, bool warp, const std::string& th
     combine = isMax ? "gc::FMax()" : "gc::FMin()";
   } else {
     accType = argType == DType::Bool || argType == DType::I8 ? "int" : computeType(argType);
-    const char* lowest = argType == DType::I64 ? "(i64)0x8000000000000000ull" : argType == DType::I32 ? "(int)0x80000000u"
-                         : argType == DType::I8 ? "-128" : "0";
-    const char* highest = argType == DType::I64 ? "0x7fffffffffffffffll" : argType == DType::I32 ? "0x7fffffff"
-                          : argType == DType::I8 ? "127" : "1";
+    const char* lowest = argType == DType::I64   ? "(i64)0x8000000000000000ull"
+                         : argType == DType::I32 ? "(int)0x80000000u"
+                         : argType == DType::I8  ? "-128"
+                                                 : "0";
+    const char* highest = argType == DType::I64   ? "0x7fffffffffffffffll"
+                          : argType == DType::I32 ? "0x7fffffff"
+                          : argType == DType::I8  ? "127"
+                                                  : "1";
     init = isMax ? lowest : highest;
     combine = isMax ? "gc::IMax()" : "gc::IMin()";
   }
@@ -135,8 +140,9 @@ std::string KernelWriter::reduce(const Expr& e, bool warp, const std::string& th
   openRowLoop(threads);
   line("{} = {}({}, ({}){});", acc, combine, acc, accType, value(e.args[0]));
   closeRowLoop();
-  line("{} = {};", acc, warp ? fmt::format("gc::warp_reduce({}, {})", acc, combine)
-                             : fmt::format("gc::block_reduce({}, {}, scratch)", acc, combine));
+  line("{} = {};", acc,
+       warp ? fmt::format("gc::warp_reduce({}, {})", acc, combine)
+            : fmt::format("gc::block_reduce({}, {}, scratch)", acc, combine));
   std::string r = acc;
   if (e.op == OpId::Mean) r = fmt::format("({} / (double)rowLength)", acc);
   if (isFloat) return define(e.dtype, rounded(e.dtype, fmt::format("({})({})", computeType(e.dtype), r)));

@@ -49,9 +49,7 @@ void KernelWriter::close() {
   line("}}");
 }
 
-std::string KernelWriter::fresh() {
-  return fmt::format("v{}", temps_++);
-}
+std::string KernelWriter::fresh() { return fmt::format("v{}", temps_++); }
 
 void KernelWriter::signature(const std::vector<std::string>& extents) {
   std::string params;
@@ -93,7 +91,8 @@ std::string KernelWriter::offset(const ir::TensorType& t, const std::vector<Inde
   return linear.empty() ? "0" : linear;
 }
 
-void KernelWriter::unravel(const std::string& linear, const std::vector<ir::Dim>& dims, size_t first, const std::string& prefix) {
+void KernelWriter::unravel(const std::string& linear, const std::vector<ir::Dim>& dims, size_t first,
+                           const std::string& prefix) {
   std::string rest = linear;
   for (size_t d = dims.size(); d-- > 0;) {
     const std::string name = fmt::format("{}{}", prefix, first + d);
@@ -170,7 +169,9 @@ std::string KernelWriter::mathFn(const char* name, bool f64) {
 
 std::string KernelWriter::floatUnary(const Expr& e, const std::string& x, bool f64) {
   const std::string one = f64 ? "1.0" : "1.0f", zero = f64 ? "0.0" : "0.0f", half = f64 ? "0.5" : "0.5f";
-  auto sigmoid = [&](const std::string& v) { return fmt::format("({} / ({} + {}(-{})))", one, one, mathFn("exp", f64), v); };
+  auto sigmoid = [&](const std::string& v) {
+    return fmt::format("({} / ({} + {}(-{})))", one, one, mathFn("exp", f64), v);
+  };
   switch (e.op) {
     case OpId::Neg: return "(-" + x + ")";
     case OpId::Abs: return mathFn("fabs", f64) + "(" + x + ")";
@@ -193,8 +194,9 @@ std::string KernelWriter::floatUnary(const Expr& e, const std::string& x, bool f
                            fmt::arg("x", x), fmt::arg("o", one), fmt::arg("t", mathFn("tanh", f64)),
                            fmt::arg("c", f64 ? "0.7978845608028654" : "0.7978845608028654f"),
                            fmt::arg("k", f64 ? "0.044715" : "0.044715f"));
-      return fmt::format("({h} * {x} * ({o} + {e}({x} * {r})))", fmt::arg("h", half), fmt::arg("x", x), fmt::arg("o", one),
-                         fmt::arg("e", mathFn("erf", f64)), fmt::arg("r", f64 ? "0.7071067811865476" : "0.7071067811865476f"));
+      return fmt::format("({h} * {x} * ({o} + {e}({x} * {r})))", fmt::arg("h", half), fmt::arg("x", x),
+                         fmt::arg("o", one), fmt::arg("e", mathFn("erf", f64)),
+                         fmt::arg("r", f64 ? "0.7071067811865476" : "0.7071067811865476f"));
     }
     default: break;
   }
@@ -227,8 +229,8 @@ std::string KernelWriter::convert(const std::string& v, DType from, DType to) {
     if (to == DType::Bool) return fmt::format("({} != 0)", v);
     if (to == DType::I64) return fmt::format("gc::float_to_i64((double)({}))", v);
     const bool i8 = to == DType::I8;
-    return fmt::format("gc::float_to_int<{}>((double)({}), {}, {})", computeType(to), v, i8 ? "-128.0" : "-2147483648.0",
-                       i8 ? "127.0" : "2147483647.0");
+    return fmt::format("gc::float_to_int<{}>((double)({}), {}, {})", computeType(to), v,
+                       i8 ? "-128.0" : "-2147483648.0", i8 ? "127.0" : "2147483647.0");
   }
   if (ir::isFloat(to)) return rounded(to, fmt::format("({})({})", computeType(to), v));
   if (to == DType::Bool) return nonZero(v, from);

@@ -53,7 +53,8 @@ class KernelWriter {
   std::string offset(const ir::TensorType& t, const std::vector<IndexPtr>& idx);
 
   /// Declares i<first>.. as the multi-index of `linear` over `dims`.
-  void unravel(const std::string& linear, const std::vector<ir::Dim>& dims, size_t first, const std::string& prefix = "i");
+  void unravel(const std::string& linear, const std::vector<ir::Dim>& dims, size_t first,
+               const std::string& prefix = "i");
 
   std::string product(const std::vector<ir::Dim>& dims);
 
@@ -138,7 +139,7 @@ class KernelWriter {
   struct GemmDims {
     std::vector<ir::Dim> batch, rows;
     bool hasCol = false;
-    bool aHasRows = false;    // a is a matrix (else a vector: M = 1)
+    bool aHasRows = false;      // a is a matrix (else a vector: M = 1)
     bool bKContiguous = false;  // b's elements along k are adjacent (linear, or a vector)
   };
 

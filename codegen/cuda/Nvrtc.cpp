@@ -107,7 +107,8 @@ std::string nvrtcVersion() {
 std::vector<std::string> nvrtcOptions(const std::string& arch, Output output) {
   // Real architectures give SASS (a cubin); PTX comes from the virtual one.
   const std::string target = output == Output::Cubin ? arch : "compute_" + arch.substr(3);
-  return {"--gpu-architecture=" + target, "--std=c++17", "--fmad=false", "-default-device", "--extra-device-vectorization"};
+  return {"--gpu-architecture=" + target, "--std=c++17", "--fmad=false", "-default-device",
+          "--extra-device-vectorization"};
 }
 
 void clearMemoryCache() {

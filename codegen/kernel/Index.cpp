@@ -64,7 +64,8 @@ IndexPtr binary(Index::Kind kind, IndexPtr a, IndexPtr b) {
 /// Structural equality (indices are small once simplified).
 bool same(const IndexPtr& a, const IndexPtr& b) {
   if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->value != b->value || a->symbol != b->symbol || a->load != b->load) return false;
+  if (!a || !b || a->kind != b->kind || a->value != b->value || a->symbol != b->symbol || a->load != b->load)
+    return false;
   return same(a->lhs, b->lhs) && same(a->rhs, b->rhs);
 }
 
@@ -205,7 +206,8 @@ IndexPtr mod(IndexPtr a, IndexPtr b) {
   if (isConst(b, 1)) return Index::constant(0);
   if (b->kind == Index::Kind::Const && b->value > 0) {
     const int64_t c = b->value;
-    if (a->kind == Index::Kind::Mod && a->rhs->kind == Index::Kind::Const && a->rhs->value % c == 0) return mod(a->lhs, b);
+    if (a->kind == Index::Kind::Mod && a->rhs->kind == Index::Kind::Const && a->rhs->value % c == 0)
+      return mod(a->lhs, b);
     if (auto m = maxOf(a); m && *m < c) return a;  // already below c
     if (auto s = scaledOf(a)) {
       if (c % s->c == 0 && s->lowBelowC())

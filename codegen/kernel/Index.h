@@ -28,9 +28,9 @@ struct Expr;
 struct Index {
   enum class Kind { Const, Var, Sym, Add, Mul, Div, Mod, Indirect };
   Kind kind = Kind::Const;
-  int64_t value = 0;    // Const; Var: the variable number
-  int64_t extent = 0;   // Var: its loop's static size (0: not known), for simplification
-  std::string symbol;   // Sym
+  int64_t value = 0;   // Const; Var: the variable number
+  int64_t extent = 0;  // Var: its loop's static size (0: not known), for simplification
+  std::string symbol;  // Sym
   std::shared_ptr<const Index> lhs, rhs;
   std::shared_ptr<const Expr> load;  // Indirect
 

@@ -42,14 +42,14 @@ struct Expr {
   enum class Kind { Load, Const, Op, Reduce, Acc, Select };
   Kind kind = Kind::Const;
   DType dtype = DType::F32;
-  int buffer = -1;               // Load: index into Kernel::inputs
-  std::vector<IndexPtr> index;   // Load
-  double value = 0;              // Const of a float dtype
-  int64_t intValue = 0;          // Const of an integer or bool dtype: exact, in the dtype's range
-  OpId op = OpId::Add;           // Op, Reduce (sum, amax, amin)
-  AttrMap attrs;                 // Op: e.g. cast's dtype, clamp's bounds
+  int buffer = -1;              // Load: index into Kernel::inputs
+  std::vector<IndexPtr> index;  // Load
+  double value = 0;             // Const of a float dtype
+  int64_t intValue = 0;         // Const of an integer or bool dtype: exact, in the dtype's range
+  OpId op = OpId::Add;          // Op, Reduce (sum, amax, amin)
+  AttrMap attrs;                // Op: e.g. cast's dtype, clamp's bounds
   std::vector<std::shared_ptr<const Expr>> args;
-  std::vector<int64_t> bounds;   // Select
+  std::vector<int64_t> bounds;  // Select
 };
 using ExprPtr = std::shared_ptr<const Expr>;
 
@@ -59,18 +59,18 @@ struct Buffer {
 };
 
 struct Store {
-  int buffer;                  // index into Kernel::outputs
+  int buffer;  // index into Kernel::outputs
   std::vector<IndexPtr> index;
   ExprPtr value;
-  bool insideReduction;        // stored per element of the reduced dims, not per row
+  bool insideReduction;  // stored per element of the reduced dims, not per row
 };
 
 /// A row reduction kernel reduces `reduceSizes` (inner loops) for every
 /// point of the outer loops; a GEMM kernel computes `acc` for every point.
 struct Gemm {
-  int a = -1, b = -1;     // input buffers
-  bool transposeB = false;  // linear: b is [out, in]
-  IndexPtr k;             // contraction size
+  int a = -1, b = -1;                    // input buffers
+  bool transposeB = false;               // linear: b is [out, in]
+  IndexPtr k;                            // contraction size
   std::vector<IndexPtr> aIndex, bIndex;  // in terms of the outer vars and var `kVar`
   int64_t kVar = 0;
 };

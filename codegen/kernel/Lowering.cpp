@@ -24,7 +24,6 @@ using namespace ir;
 
 namespace {
 
-
 /// The value a constant of integer or bool dtype `t` holds, as the
 /// reference interpreter stores it: an integer wraps to the dtype's width,
 /// a float truncates toward zero and saturates (NaN becomes 0).
@@ -154,9 +153,12 @@ class Lowering {
       if (!reduction_ && isReduce(n->op)) reduction_ = n.get();
       if (!matmul_ && (n->op == OpId::Matmul || n->op == OpId::Linear)) matmul_ = n.get();
     }
-    if (matmul_) gemmKernel();
-    else if (reduction_) reductionKernel();
-    else pointwiseKernel();
+    if (matmul_)
+      gemmKernel();
+    else if (reduction_)
+      reductionKernel();
+    else
+      pointwiseKernel();
     return IndexSimplifier(k_).run();
   }
 
@@ -179,8 +181,7 @@ class Lowering {
     const Shape& full = reduction_->operands[0]->type.shape;
     reduced_ = reducedDims(*reduction_);
     outerRank_ = full.size() - reduced_.size();
-    for (size_t d = 0; d < full.size(); ++d)
-      (isReduced(d) ? k_.reduceSizes : k_.outer).push_back(full[d]);
+    for (size_t d = 0; d < full.size(); ++d) (isReduced(d) ? k_.reduceSizes : k_.outer).push_back(full[d]);
     for (size_t i = 0; i < body_.returns.size(); ++i) {
       const Shape& s = body_.returns[i]->type.shape;
       const bool perElement = s == full;
@@ -190,9 +191,9 @@ class Lowering {
         // ones (per element) or 0 (a keepdim row result).
         size_t outer = 0, inner = 0;
         for (size_t d = 0; d < full.size(); ++d)
-          idx.push_back(!isReduced(d)   ? Index::var(static_cast<int64_t>(outer++))
-                        : perElement    ? Index::var(static_cast<int64_t>(outerRank_ + inner++))
-                                        : Index::constant(0));
+          idx.push_back(!isReduced(d) ? Index::var(static_cast<int64_t>(outer++))
+                        : perElement  ? Index::var(static_cast<int64_t>(outerRank_ + inner++))
+                                      : Index::constant(0));
       } else {
         idx = vars(outerRank_);
       }
@@ -278,8 +279,10 @@ class Lowering {
       const Attribute* value = n.attrs.find("value");
       while (value->kind == Attribute::Kind::List) value = &value->list[0];  // scalars only reach here
       e->kind = Expr::Kind::Const;
-      if (isFloat(e->dtype)) e->value = value->asDouble();
-      else e->intValue = integerConstant(e->dtype, *value);
+      if (isFloat(e->dtype))
+        e->value = value->asDouble();
+      else
+        e->intValue = integerConstant(e->dtype, *value);
       return e;
     }
     if (&n == matmul_) {
@@ -328,16 +331,17 @@ class Lowering {
       size_t kept = 0, inner = 0;
       for (int64_t d = 0; d < in->type.rank(); ++d) {
         const bool reducedHere = std::find(dims.begin(), dims.end(), d) != dims.end();
-        if (reducedHere) inIdx.push_back(Index::var(static_cast<int64_t>(outerRank_ + inner++)));
-        else inIdx.push_back(keep ? idx[static_cast<size_t>(d)] : idx[kept]);
+        if (reducedHere)
+          inIdx.push_back(Index::var(static_cast<int64_t>(outerRank_ + inner++)));
+        else
+          inIdx.push_back(keep ? idx[static_cast<size_t>(d)] : idx[kept]);
         if (!reducedHere) ++kept;
       }
       // A row value exists only for the row the loop is at.
       Indices rowIdx;
       for (int64_t d = 0; d < in->type.rank(); ++d)
         if (std::find(dims.begin(), dims.end(), d) == dims.end()) rowIdx.push_back(inIdx[static_cast<size_t>(d)]);
-      if (!sameIndex(rowIdx, vars(rowIdx.size())))
-        throw Error("kernel IR: a reduction is read through an index map");
+      if (!sameIndex(rowIdx, vars(rowIdx.size()))) throw Error("kernel IR: a reduction is read through an index map");
       e->kind = Expr::Kind::Reduce;
       e->op = n.op;
       e->args = {eval(in, inIdx)};
@@ -347,7 +351,8 @@ class Lowering {
       e->kind = Expr::Kind::Op;
       e->op = n.op;
       e->attrs = n.attrs;
-      for (const Value* operand : n.operands) e->args.push_back(eval(operand, broadcast(idx, shape, operand->type.shape)));
+      for (const Value* operand : n.operands)
+        e->args.push_back(eval(operand, broadcast(idx, shape, operand->type.shape)));
       return e;
     }
     if (n.op == OpId::Concat) {

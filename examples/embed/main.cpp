@@ -6,10 +6,9 @@
 //   embed [cpu|cuda|reference]     (default cpu)
 #include <cmath>
 #include <cstdio>
+#include <graphc/graphc.h>
 #include <string>
 #include <vector>
-
-#include <graphc/graphc.h>
 
 using graphc::DType;
 using graphc::Tensor;
@@ -76,11 +75,12 @@ int main(int argc, char** argv) try {
   std::printf("graphc %s, device %s\n\n", std::string(graphc::version()).c_str(), deviceName.c_str());
 
   // 1. Trace an MLP with a symbolic batch size, compile it, run it.
-  graphc::Graph g = graphc::trace(mlp, {{DType::F32, {"B", 16}, "x"},
-                                        {DType::F32, {32, 16}, "w1"},
-                                        {DType::F32, {32}, "b1"},
-                                        {DType::F32, {4, 32}, "w2"},
-                                        {DType::F32, {4}, "b2"}},
+  graphc::Graph g = graphc::trace(mlp,
+                                  {{DType::F32, {"B", 16}, "x"},
+                                   {DType::F32, {32, 16}, "w1"},
+                                   {DType::F32, {32}, "b1"},
+                                   {DType::F32, {4, 32}, "w2"},
+                                   {DType::F32, {4}, "b2"}},
                                   "mlp");
   std::printf("traced:\n%s\n", g.text().c_str());
   graphc::Executable exe = graphc::compile(g, {.device = *device});

@@ -41,8 +41,8 @@ using runtime::Tensor;
 using Error = ir::Error;
 /// How a run runs: RunOptions::cancel, an atomic flag another thread may
 /// set to stop it (the run then throws Cancelled).
-using runtime::RunOptions;
 using runtime::Cancelled;
+using runtime::RunOptions;
 
 /// The package version ("0.1.0"); libgraphc.so's, for a program that
 /// links it.

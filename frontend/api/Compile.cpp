@@ -110,8 +110,10 @@ void runPipeline(Pipelined& p, const Graph& graph, const CompileOptions& options
 
   if (p.backend.runsPipeline()) {
     passes::PassManager pm;
-    if (options.passes.empty()) passes::addDefaultPipeline(pm);
-    else if (!passes::addPipeline(pm, options.passes, p.diags)) fail(p.diags);
+    if (options.passes.empty())
+      passes::addDefaultPipeline(pm);
+    else if (!passes::addPipeline(pm, options.passes, p.diags))
+      fail(p.diags);
     start = std::chrono::steady_clock::now();
     pm.afterPass = [&](const passes::Pass& pass, const ir::Module& m, bool) {
       p.report.add(fmt::format("pass {}", pass.name()), secondsSince(start));
@@ -137,8 +139,8 @@ void runPipeline(Pipelined& p, const Graph& graph, const CompileOptions& options
 Executable compile(const Graph& graph, const CompileOptions& options) {
   Pipelined p(codegen::backendFor(options.device));
   runPipeline(p, graph, options);
-  auto state = std::make_shared<Executable::State>(
-      Executable::State{options.device, Graph(std::move(p.module)), {}, nullptr});
+  auto state =
+      std::make_shared<Executable::State>(Executable::State{options.device, Graph(std::move(p.module)), {}, nullptr});
   try {
     state->backend = p.backend.compile(state->optimized.entry(), options, p.report);
   } catch (const ir::LocatedError& e) {

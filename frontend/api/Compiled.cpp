@@ -72,7 +72,7 @@ struct CompiledFunction::State {
 
   BranchFn fn;
   CompileOptions options;
-  mutable std::mutex mutex;  // guards the members below; never held while tracing, compiling or running
+  mutable std::mutex mutex;    // guards the members below; never held while tracing, compiling or running
   std::vector<Entry> entries;  // most recent first
   std::vector<std::shared_ptr<Pending>> pending;
   CompileStats stats;
@@ -98,9 +98,10 @@ struct CompiledFunction::State {
     int fresh = 0;
     for (const DynamicDim& d : options.dynamicDims) {
       if (d.input >= inputs.size() || d.dim < 0 || d.dim >= inputs[d.input].rank())
-        throw Error(fmt::format("{}: dynamic dim {} of input {} does not exist (the call has {} inputs{})",
-                                options.name, d.dim, d.input, inputs.size(),
-                                d.input < inputs.size() ? fmt::format(", input {} has rank {}", d.input, inputs[d.input].rank()) : ""));
+        throw Error(fmt::format(
+            "{}: dynamic dim {} of input {} does not exist (the call has {} inputs{})", options.name, d.dim, d.input,
+            inputs.size(),
+            d.input < inputs.size() ? fmt::format(", input {} has rank {}", d.input, inputs[d.input].rank()) : ""));
       specs[d.input].shape[d.dim] = Size(d.symbol.empty() ? fmt::format("s{}", fresh++) : d.symbol);
       guards.inputs[d.input].sizes[d.dim] = std::nullopt;
     }
@@ -151,9 +152,10 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   const std::string reason = s.entries.empty() ? "" : firstFailure(s.entries.front().guards, inputs);
   if (s.stats.compiles >= s.options.recompileLimit) {
     if (!s.warned && s.warningLog)
-      s.warningLog(fmt::format("graphc: warning: {} hit the recompile limit ({}); calls that fit no compiled "
-                               "entry run on the reference interpreter (last reason: {})",
-                               s.options.name, s.options.recompileLimit, reason));
+      s.warningLog(
+          fmt::format("graphc: warning: {} hit the recompile limit ({}); calls that fit no compiled "
+                      "entry run on the reference interpreter (last reason: {})",
+                      s.options.name, s.options.recompileLimit, reason));
     s.warned = true;
     ++s.stats.fallbackCalls;
     auto [specs, guards] = s.specialise(inputs, /*dynamic=*/false);
@@ -184,8 +186,10 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   }
   lock.lock();
   s.pending.erase(std::find(s.pending.begin(), s.pending.end(), pending));
-  if (exe) s.entries.insert(s.entries.begin(), State::Entry{std::move(guards), *exe});
-  else --s.stats.compiles;
+  if (exe)
+    s.entries.insert(s.entries.begin(), State::Entry{std::move(guards), *exe});
+  else
+    --s.stats.compiles;
   lock.unlock();
   if (error) {
     promise.set_exception(error);

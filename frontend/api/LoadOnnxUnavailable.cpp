@@ -7,8 +7,8 @@
 namespace graphc::detail {
 
 LoadedModel loadOnnx(const std::filesystem::path& file, const std::map<std::string, Tensor>&) {
-  throw Error(fmt::format("{}: this graphc was built without the ONNX importer (no libonnx-dev at build time)",
-                          file.string()));
+  throw Error(
+      fmt::format("{}: this graphc was built without the ONNX importer (no libonnx-dev at build time)", file.string()));
 }
 
 Tensor readTensorProto(const std::filesystem::path& file) {

@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "ir/Builder.h"
 #include "ir/Verifier.h"
 #include "runtime/FileIO.h"
-#include "ir/Builder.h"
 #include "runtime/reference/Constants.h"
 
 namespace graphc {
@@ -117,7 +117,8 @@ TracedTensor wrap(ir::Value* v) { return TraceAccess::make(v, state().id); }
 
 /// Appends one node to the current region, with types from its rule.
 std::vector<TracedTensor> emit(ir::OpId op, const std::vector<TracedTensor>& operands, ir::AttrMap attrs,
-                               const std::source_location& where, const std::vector<ir::TensorType>* declared = nullptr) {
+                               const std::source_location& where,
+                               const std::vector<ir::TensorType>* declared = nullptr) {
   TraceState& s = state();
   ir::SourceLoc loc = locate(where);
   std::vector<ir::Value*> values;
@@ -235,9 +236,7 @@ TracedTensor clamp(TracedTensor x, std::optional<double> min, std::optional<doub
   return emit1(ir::OpId::Clamp, {x}, loc, std::move(a));
 }
 
-TracedTensor scalar(double value, DType dtype, SourceLocation loc) {
-  return full(value, dtype, {}, loc);
-}
+TracedTensor scalar(double value, DType dtype, SourceLocation loc) { return full(value, dtype, {}, loc); }
 
 namespace {
 TracedTensor scalarLike(double value, const TracedTensor& like) {
@@ -270,9 +269,9 @@ TracedTensor operator/(double a, TracedTensor b) { return div(scalarLike(a, b), 
 TracedTensor operator<(TracedTensor a, double b) { return lt(a, scalarLike(b, a)); }
 TracedTensor operator>(TracedTensor a, double b) { return gt(a, scalarLike(b, a)); }
 
-#define GRAPHC_REDUCE(fn, id)                                                             \
+#define GRAPHC_REDUCE(fn, id)                                                                    \
   TracedTensor fn(TracedTensor x, std::vector<int64_t> dims, bool keepdim, SourceLocation loc) { \
-    return emit1(ir::OpId::id, {x}, loc, reduceAttrs(dims, keepdim));                     \
+    return emit1(ir::OpId::id, {x}, loc, reduceAttrs(dims, keepdim));                            \
   }
 GRAPHC_REDUCE(sum, Sum)
 GRAPHC_REDUCE(mean, Mean)

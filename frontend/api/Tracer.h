@@ -211,7 +211,9 @@ TracedList invokeTraced(F& f, const TracedList& args) {
   } else {
     if constexpr (invocableWith<F>(std::make_index_sequence<N>{})) {
       if (args.size() == N)
-        return [&]<size_t... I>(std::index_sequence<I...>) { return toList(f(args[I]...)); }(std::make_index_sequence<N>{});
+        return [&]<size_t... I>(std::index_sequence<I...>) {
+          return toList(f(args[I]...));
+        }(std::make_index_sequence<N>{});
     }
     return invokeTraced<F, N + 1>(f, args);
   }

@@ -23,7 +23,8 @@ constexpr int64_t kCopiedConstantLimit = 64;
 void convertIf(NodeContext& c) {
   Importer& importer = c.importer;
   ir::Value* pred = c.required(0);
-  if (pred->type.dtype != ir::DType::Bool) c.fail(fmt::format("the condition must be bool, it is {}", ir::toString(pred->type)));
+  if (pred->type.dtype != ir::DType::Bool)
+    c.fail(fmt::format("the condition must be bool, it is {}", ir::toString(pred->type)));
   if (pred->type.rank() > 0) {
     if (pred->type.staticNumElements() != 1)
       c.fail(fmt::format("the condition must hold one element, it is {}", ir::toString(pred->type)));

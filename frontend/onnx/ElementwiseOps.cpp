@@ -36,7 +36,8 @@ ir::Value* legacyBroadcast(NodeContext& c, ir::Value* a, ir::Value* b) {
   if (!c.has("axis")) return b;
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), a->type.rank());
   const int64_t trailing = a->type.rank() - axis - b->type.rank();
-  if (trailing < 0) c.fail(fmt::format("B {} does not fit A {} from axis {}", ir::toString(b->type), ir::toString(a->type), axis));
+  if (trailing < 0)
+    c.fail(fmt::format("B {} does not fit A {} from axis {}", ir::toString(b->type), ir::toString(a->type), axis));
   return c.withTrailingOnes(b, trailing);
 }
 
@@ -74,8 +75,10 @@ ir::Value* truncatedQuotient(NodeContext& c, ir::Value* a, ir::Value* b) {
 void div(NodeContext& c) {
   ir::Value* a = c.required(0);
   ir::Value* b = legacyBroadcast(c, a, c.required(1));
-  if (ir::isInteger(a->type.dtype) && a->type.dtype == b->type.dtype) c.setOutput(0, truncatedQuotient(c, a, b));
-  else c.setOutput(0, c.op(OpId::Div, {a, b}));
+  if (ir::isInteger(a->type.dtype) && a->type.dtype == b->type.dtype)
+    c.setOutput(0, truncatedQuotient(c, a, b));
+  else
+    c.setOutput(0, c.op(OpId::Div, {a, b}));
 }
 
 /// Mod on integers: fmod = 1 is C's remainder (the dividend's sign), fmod
@@ -130,10 +133,14 @@ void isInf(NodeContext& c) {
   const bool negative = c.intAttr("detect_negative", 1) != 0;
   ir::Value* isPos = c.op(OpId::Eq, {x, c.scalarLike(x, inf)});
   ir::Value* isNeg = c.op(OpId::Eq, {x, c.scalarLike(x, -inf)});
-  if (positive && negative) c.setOutput(0, c.op(OpId::LogicalOr, {isPos, isNeg}));
-  else if (positive) c.setOutput(0, isPos);
-  else if (negative) c.setOutput(0, isNeg);
-  else c.setOutput(0, c.op(OpId::LogicalAnd, {isPos, isNeg}));  // never both: all false
+  if (positive && negative)
+    c.setOutput(0, c.op(OpId::LogicalOr, {isPos, isNeg}));
+  else if (positive)
+    c.setOutput(0, isPos);
+  else if (negative)
+    c.setOutput(0, isNeg);
+  else
+    c.setOutput(0, c.op(OpId::LogicalAnd, {isPos, isNeg}));  // never both: all false
 }
 
 void logicalNot(NodeContext& c) { c.setOutput(0, c.op(OpId::LogicalNot, {c.required(0)})); }
@@ -149,8 +156,9 @@ void where(NodeContext& c) { c.setOutput(0, c.op(OpId::Where, {c.required(0), c.
 void cast(NodeContext& c) {
   const int64_t to = c.intAttr("to", 0);
   std::optional<ir::DType> t = dtypeOf(static_cast<int32_t>(to));
-  if (!t) c.unsupported("to " + onnxTypeName(static_cast<int32_t>(to)),
-                        fmt::format("cast to {} is not supported", onnxTypeName(static_cast<int32_t>(to))));
+  if (!t)
+    c.unsupported("to " + onnxTypeName(static_cast<int32_t>(to)),
+                  fmt::format("cast to {} is not supported", onnxTypeName(static_cast<int32_t>(to))));
   if (c.isShape(0) && (*t == ir::DType::I64 || *t == ir::DType::I32)) {  // sizes stay sizes
     c.setShapeOutput(0, c.shapeInput(0, "the input"));
     return;
@@ -159,7 +167,8 @@ void cast(NodeContext& c) {
 }
 
 void castLike(NodeContext& c) {
-  c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, oneAttr("dtype", ir::Attribute::ofDType(c.required(1)->type.dtype))));
+  c.setOutput(0,
+              c.op(OpId::Cast, {c.required(0)}, oneAttr("dtype", ir::Attribute::ofDType(c.required(1)->type.dtype))));
 }
 
 /// Clip: bounds are attributes before opset 11, optional inputs after; a
@@ -169,17 +178,21 @@ void clip(NodeContext& c) {
   ir::Value* x = c.required(0);
   ir::AttrMap attrs;
   ir::Value* y = x;
-  auto bound = [&](double v) { return ir::isFloat(x->type.dtype) ? ir::Attribute::ofFloat(v) : ir::Attribute::ofInt(static_cast<int64_t>(v)); };
+  auto bound = [&](double v) {
+    return ir::isFloat(x->type.dtype) ? ir::Attribute::ofFloat(v) : ir::Attribute::ofInt(static_cast<int64_t>(v));
+  };
   std::vector<std::pair<size_t, OpId>> runtimeBounds;
   if (c.opset < 11) {
     if (c.has("min")) attrs.set("min", bound(c.floatAttr("min", 0)));
     if (c.has("max")) attrs.set("max", bound(c.floatAttr("max", 0)));
   } else {
-    for (auto [k, name, op] : {std::tuple{size_t{1}, "min", OpId::Maximum}, std::tuple{size_t{2}, "max", OpId::Minimum}}) {
+    for (auto [k, name, op] :
+         {std::tuple{size_t{1}, "min", OpId::Maximum}, std::tuple{size_t{2}, "max", OpId::Minimum}}) {
       if (!c.input(k)) continue;
       if (auto t = c.constant(k)) {
         if (t->numel() != 1) c.fail(fmt::format("'{}' must be a scalar, it is {}", name, ir::toString(t->type())));
-        attrs.set(name, ir::isFloat(x->type.dtype) ? ir::Attribute::ofFloat(t->getDouble(0)) : ir::Attribute::ofInt(t->getInt(0)));
+        attrs.set(name, ir::isFloat(x->type.dtype) ? ir::Attribute::ofFloat(t->getDouble(0))
+                                                   : ir::Attribute::ofInt(t->getInt(0)));
       } else {
         runtimeBounds.emplace_back(k, op);
       }
@@ -210,7 +223,8 @@ void selu(NodeContext& c) {
   ir::Value* x = x0(c);
   const double alpha = c.floatAttr("alpha", 1.67326319217681884765625f);
   const double gamma = c.floatAttr("gamma", 1.05070102214813232421875f);
-  ir::Value* negative = c.op(OpId::Sub, {c.op(OpId::Mul, {c.scalarLike(x, alpha), c.op(OpId::Exp, {x})}), c.scalarLike(x, alpha)});
+  ir::Value* negative =
+      c.op(OpId::Sub, {c.op(OpId::Mul, {c.scalarLike(x, alpha), c.op(OpId::Exp, {x})}), c.scalarLike(x, alpha)});
   ir::Value* y = c.op(OpId::Where, {c.op(OpId::Le, {x, c.scalarLike(x, 0)}), negative, x});
   c.setOutput(0, c.op(OpId::Mul, {y, c.scalarLike(x, gamma)}));
 }
@@ -282,7 +296,8 @@ void mish(NodeContext& c) {
 void celu(NodeContext& c) {
   ir::Value* x = x0(c);
   const double alpha = c.floatAttr("alpha", 1.0f);
-  ir::Value* expm1 = c.op(OpId::Sub, {c.op(OpId::Exp, {c.op(OpId::Div, {x, c.scalarLike(x, alpha)})}), c.scalarLike(x, 1)});
+  ir::Value* expm1 =
+      c.op(OpId::Sub, {c.op(OpId::Exp, {c.op(OpId::Div, {x, c.scalarLike(x, alpha)})}), c.scalarLike(x, 1)});
   ir::Value* negative = c.op(OpId::Minimum, {c.scalarLike(x, 0), c.op(OpId::Mul, {c.scalarLike(x, alpha), expm1})});
   c.setOutput(0, c.op(OpId::Add, {c.op(OpId::Relu, {x}), negative}));
 }

@@ -2,13 +2,13 @@
 // *Ops.cpp files) share; internal to frontend/onnx.
 #pragma once
 
-#include <onnx/onnx_pb.h>
-
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <onnx/onnx_pb.h>
 
 #include "frontend/onnx/OnnxImporter.h"
 #include "ir/Graph.h"
@@ -115,7 +115,7 @@ class NodeContext {
   [[noreturn]] void unsupported(const std::string& feature, const std::string& message) const;
 
  private:
-  mutable std::vector<ir::Value*> inputs_;  // constant() may specialise one
+  mutable std::vector<ir::Value*> inputs_;      // constant() may specialise one
   std::vector<const ShapeValue*> shapeInputs_;  // non-null where the input is a ShapeValue
 };
 

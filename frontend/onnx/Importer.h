@@ -81,7 +81,7 @@ class Importer {
   std::map<const ir::Value*, std::string> paramNames_;  // main graph parameter -> ONNX input name
   std::set<const ir::Value*> specialised_;
   std::unordered_map<const ir::Value*, runtime::Tensor> known_;
-  std::vector<std::string> unsupported_;  // features, each once
+  std::vector<std::string> unsupported_;                     // features, each once
   std::unordered_map<std::string, ShapeValue> shapeValues_;  // ONNX names are unique in a model
   int freshSymbols_ = 0;
 };

@@ -101,9 +101,11 @@ void batchNormalization(NodeContext& c) {
   needFloat(c, x);
   if (c.intAttr("training_mode", 0) || c.intAttr("is_test", 1) == 0)
     c.unsupported("training_mode", "training mode (batch statistics) is not supported");
-  if (c.intAttr("spatial", 1) == 0) c.unsupported("spatial=0", "per-activation statistics (spatial = 0) are not supported");
+  if (c.intAttr("spatial", 1) == 0)
+    c.unsupported("spatial=0", "per-activation statistics (spatial = 0) are not supported");
   for (size_t k = 1; k < c.numOutputs(); ++k)
-    if (c.outputWanted(k)) c.unsupported("training outputs", "the running statistics outputs (training) are not supported");
+    if (c.outputWanted(k))
+      c.unsupported("training outputs", "the running statistics outputs (training) are not supported");
   const int64_t rank = x->type.rank();
   if (rank < 2) c.fail(fmt::format("the input must be [N, C, ...], got {}", ir::toString(x->type)));
   const double eps = c.floatAttr("epsilon", 1e-5f);
@@ -161,10 +163,12 @@ void dropout(NodeContext& c) {
     if (!training || training->getInt(0) != 0)
       c.unsupported("training_mode", "training-mode dropout (random) is not supported");
   }
-  if (c.intAttr("is_test", 1) == 0) c.unsupported("training_mode", "training-mode dropout (is_test = 0) is not supported");
+  if (c.intAttr("is_test", 1) == 0)
+    c.unsupported("training_mode", "training-mode dropout (is_test = 0) is not supported");
   c.setOutput(0, x);
   if (c.outputWanted(1)) {
-    c.setOutput(1, c.op(OpId::Expand, {c.scalar(ir::DType::Bool, 1)}, oneAttr("shape", ir::shapeAttribute(x->type.shape))));
+    c.setOutput(
+        1, c.op(OpId::Expand, {c.scalar(ir::DType::Bool, 1)}, oneAttr("shape", ir::shapeAttribute(x->type.shape))));
   }
 }
 
@@ -172,7 +176,9 @@ const OpMapping kOps[] = {
     {"MatMul", matmul, {}},
     {"Gemm", gemm, {"alpha", "beta", "transA", "transB", "broadcast"}},
     {"LayerNormalization", layerNormalization, {"axis", "epsilon", "stash_type"}},
-    {"BatchNormalization", batchNormalization, {"epsilon", "momentum", "training_mode", "spatial", "is_test", "consumed_inputs"}},
+    {"BatchNormalization",
+     batchNormalization,
+     {"epsilon", "momentum", "training_mode", "spatial", "is_test", "consumed_inputs"}},
     {"InstanceNormalization", instanceNormalization, {"epsilon"}},
     {"MeanVarianceNormalization", meanVarianceNormalization, {"axes"}},
     {"Dropout", dropout, {"ratio", "seed", "is_test"}},

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/Importer.h"
-#include "ir/SizeMath.h"
 #include "ir/Builder.h"
+#include "ir/SizeMath.h"
 #include "runtime/reference/Constants.h"
 
 namespace graphc::frontend::onnximport {
@@ -19,24 +19,31 @@ bool ShapeValue::isStatic() const {
 
 NodeContext::NodeContext(Importer& importer, const onnx::NodeProto& node, ir::Region& region, ir::SourceLoc loc,
                          std::vector<ir::Value*> inputs, std::vector<const ShapeValue*> shapeInputs, int64_t opset)
-    : importer(importer), node(node), region(region), loc(std::move(loc)), opset(opset), inputs_(std::move(inputs)),
+    : importer(importer),
+      node(node),
+      region(region),
+      loc(std::move(loc)),
+      opset(opset),
+      inputs_(std::move(inputs)),
       shapeInputs_(std::move(shapeInputs)) {
   shapeInputs_.resize(inputs_.size(), nullptr);
 }
 
 ir::Value* NodeContext::input(size_t k) const {
   if (isShape(k))
-    unsupported("on a symbolic shape",
-                fmt::format("input {} ('{}') is the shape of a tensor with symbolic sizes; graphc can use it only as a shape "
-                            "(Reshape, Expand, ConstantOfShape), not as data",
-                            k, node.input(static_cast<int>(k))));
+    unsupported(
+        "on a symbolic shape",
+        fmt::format("input {} ('{}') is the shape of a tensor with symbolic sizes; graphc can use it only as a shape "
+                    "(Reshape, Expand, ConstantOfShape), not as data",
+                    k, node.input(static_cast<int>(k))));
   return k < inputs_.size() ? inputs_[k] : nullptr;
 }
 
 ShapeValue NodeContext::shapeInput(size_t k, std::string_view what) const {
   if (isShape(k)) return *shapeInputs_[k];
   runtime::Tensor t = requireConstant(k, what);
-  if (!ir::isInteger(t.dtype()) || t.rank() > 1) fail(fmt::format("{} must be integers of rank 0 or 1, it is {}", what, ir::toString(t.type())));
+  if (!ir::isInteger(t.dtype()) || t.rank() > 1)
+    fail(fmt::format("{} must be integers of rank 0 or 1, it is {}", what, ir::toString(t.type())));
   ShapeValue v;
   v.scalar = t.rank() == 0;
   for (int64_t i = 0; i < t.numel(); ++i) v.dims.push_back(ir::Dim::of(t.getInt(i)));
@@ -49,7 +56,8 @@ void NodeContext::setShapeOutput(size_t k, const ShapeValue& v) {
     importer.defineShape(node.output(static_cast<int>(k)), v);
     return;
   }
-  runtime::Tensor t(ir::DType::I64, v.scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(v.dims.size())});
+  runtime::Tensor t(ir::DType::I64,
+                    v.scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(v.dims.size())});
   for (size_t i = 0; i < v.dims.size(); ++i) t.setInt(static_cast<int64_t>(i), v.dims[i].size);
   setOutput(k, constantOf(t));
 }
@@ -78,9 +86,10 @@ std::optional<runtime::Tensor> NodeContext::constant(size_t k) const {
 runtime::Tensor NodeContext::requireConstant(size_t k, std::string_view what) const {
   if (auto t = constant(k)) return *t;
   const std::string name = k < static_cast<size_t>(node.input_size()) ? node.input(static_cast<int>(k)) : "";
-  fail(fmt::format("{} ('{}') must be known when the graph is built: an initializer, a Constant, or a graph input "
-                   "given a value (--input {}=FILE)",
-                   what, name, name));
+  fail(
+      fmt::format("{} ('{}') must be known when the graph is built: an initializer, a Constant, or a graph input "
+                  "given a value (--input {}=FILE)",
+                  what, name, name));
 }
 
 std::vector<int64_t> NodeContext::constantInts(size_t k, std::string_view what) const {
@@ -134,7 +143,8 @@ std::optional<runtime::Tensor> NodeContext::tensorAttr(std::string_view attrName
 
 const onnx::GraphProto& NodeContext::graphAttr(std::string_view attrName) const {
   const onnx::AttributeProto* a = attr(attrName);
-  if (!a || a->type() != onnx::AttributeProto::GRAPH) fail(fmt::format("attribute '{}' (a graph) is required", attrName));
+  if (!a || a->type() != onnx::AttributeProto::GRAPH)
+    fail(fmt::format("attribute '{}' (a graph) is required", attrName));
   return a->g();
 }
 
@@ -164,9 +174,7 @@ ir::Value* NodeContext::scalar(ir::DType dtype, double value) {
   return ir::insertScalarConstant(region, region.nodes().size(), dtype, value, loc);
 }
 
-bool NodeContext::outputWanted(size_t k) const {
-  return k < numOutputs() && !node.output(static_cast<int>(k)).empty();
-}
+bool NodeContext::outputWanted(size_t k) const { return k < numOutputs() && !node.output(static_cast<int>(k)).empty(); }
 
 void NodeContext::setOutput(size_t k, ir::Value* v) {
   if (outputWanted(k)) importer.define(node.output(static_cast<int>(k)), v);

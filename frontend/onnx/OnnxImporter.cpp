@@ -2,17 +2,16 @@
 // the main graph's initializers, inputs, nodes and outputs, subgraphs (If
 // branches), import-time values (folded with the reference interpreter)
 // and the specialisation of graph inputs whose values an op needs.
-#include "frontend/onnx/Importer.h"
-
 #include <unordered_set>
 
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 
-#include "ir/Verifier.h"
+#include "frontend/onnx/Importer.h"
 #include "ir/Builder.h"
-#include "runtime/reference/Constants.h"
+#include "ir/Verifier.h"
 #include "runtime/FileIO.h"
+#include "runtime/reference/Constants.h"
 #include "runtime/reference/Interpreter.h"
 
 namespace graphc::frontend {
@@ -74,8 +73,8 @@ ir::SourceLoc Importer::lineLoc(int line, int col) const { return ir::SourceLoc{
 void Importer::buildListing(const onnx::GraphProto& g, int depth) {
   const std::string indent(static_cast<size_t>(2 * depth), ' ');
   if (depth == 0)
-    listing_->text += fmt::format("graph {}({}) -> ({})\n", printable(g.name()), joinInfoNames(g.input()),
-                                  joinInfoNames(g.output()));
+    listing_->text +=
+        fmt::format("graph {}({}) -> ({})\n", printable(g.name()), joinInfoNames(g.input()), joinInfoNames(g.output()));
   int line = static_cast<int>(std::count(listing_->text.begin(), listing_->text.end(), '\n')) + 1;
   for (int k = 0; k < g.node_size(); ++k) {
     const onnx::NodeProto& n = g.node(k);
@@ -101,14 +100,19 @@ std::optional<ir::TensorType> Importer::typeOf(const onnx::ValueInfoProto& info,
   if (!info.has_type()) throw ir::Error(fmt::format("{} has no type", what));
   const onnx::TypeProto& type = info.type();
   if (!type.has_tensor_type()) {
-    const char* kind = type.has_sequence_type() ? "sequence" : type.has_map_type() ? "map" : type.has_optional_type() ? "optional" : "non-tensor";
-    throw Unsupported(fmt::format("{} input", kind), fmt::format("{} is a {}; graphc supports tensors only", what, kind));
+    const char* kind = type.has_sequence_type()   ? "sequence"
+                       : type.has_map_type()      ? "map"
+                       : type.has_optional_type() ? "optional"
+                                                  : "non-tensor";
+    throw Unsupported(fmt::format("{} input", kind),
+                      fmt::format("{} is a {}; graphc supports tensors only", what, kind));
   }
   const onnx::TypeProto::Tensor& tensor = type.tensor_type();
   std::optional<ir::DType> dtype = dtypeOf(tensor.elem_type());
   if (!dtype)
-    throw Unsupported("dtype " + onnxTypeName(tensor.elem_type()),
-                      fmt::format("{} has dtype {}, which graphc does not support", what, onnxTypeName(tensor.elem_type())));
+    throw Unsupported(
+        "dtype " + onnxTypeName(tensor.elem_type()),
+        fmt::format("{} has dtype {}, which graphc does not support", what, onnxTypeName(tensor.elem_type())));
   if (!tensor.has_shape())
     throw Unsupported("input of unknown rank", fmt::format("{} has no shape; graphc needs every input's rank", what));
   ir::TensorType t{*dtype, {}};
@@ -140,8 +144,10 @@ void Importer::checkOutputType(const onnx::ValueInfoProto& info, const ir::Value
   if (differs) {
     std::string shape;
     for (const auto& d : dims)
-      shape += (shape.empty() ? "" : ", ") + (d.has_dim_value() ? std::to_string(d.dim_value()) : printable(d.dim_param()));
-    throw ir::Error(fmt::format("{} is declared of shape [{}], the graph computes {}", what, shape, ir::toString(v->type)));
+      shape +=
+          (shape.empty() ? "" : ", ") + (d.has_dim_value() ? std::to_string(d.dim_value()) : printable(d.dim_param()));
+    throw ir::Error(
+        fmt::format("{} is declared of shape [{}], the graph computes {}", what, shape, ir::toString(v->type)));
   }
 }
 
@@ -158,14 +164,16 @@ ir::Value* Importer::materialize(Scope& scope, const std::string& name, const on
 
 ir::Value* Importer::lookup(const std::string& name) {
   if (shapeValue(name))
-    throw Unsupported("symbolic shape as data", fmt::format("'{}' is the shape of a tensor with symbolic sizes; graphc can use "
-                                                            "it only as a shape (Reshape, Expand, ConstantOfShape), not as data",
-                                                            printable(name)));
+    throw Unsupported("symbolic shape as data",
+                      fmt::format("'{}' is the shape of a tensor with symbolic sizes; graphc can use "
+                                  "it only as a shape (Reshape, Expand, ConstantOfShape), not as data",
+                                  printable(name)));
   for (Scope* s = current_; s; s = s->parent && s->parent->region == s->region ? s->parent : nullptr) {
     if (auto it = s->values.find(name); it != s->values.end()) return it->second;
     if (auto it = s->initializers.find(name); it != s->initializers.end()) return materialize(*s, name, *it->second);
   }
-  throw ir::Error(fmt::format("'{}' is used before it is defined (ONNX lists nodes in topological order)", printable(name)));
+  throw ir::Error(
+      fmt::format("'{}' is used before it is defined (ONNX lists nodes in topological order)", printable(name)));
 }
 
 void Importer::define(const std::string& name, ir::Value* v) {
@@ -195,8 +203,10 @@ std::optional<runtime::Tensor> Importer::knownValue(ir::Value* root, bool specia
       continue;
     }
     if (n->op == ir::OpId::Constant || n->op == ir::OpId::Full) {
-      if (auto t = runtime::constantTensor(v)) known_[v] = *t;
-      else unknown.insert(v);
+      if (auto t = runtime::constantTensor(v))
+        known_[v] = *t;
+      else
+        unknown.insert(v);
       continue;
     }
     if (!operandsDone) {
@@ -288,15 +298,18 @@ void Importer::convertNode(const onnx::NodeProto& node) {
   try {
     const std::string& domain = node.domain();
     if (!domain.empty() && domain != "ai.onnx")
-      throw Unsupported(fmt::format("op {}.{}", printable(domain), printable(node.op_type())),
-                        fmt::format("unsupported op '{}' of domain '{}'", printable(node.op_type()), printable(domain)));
+      throw Unsupported(
+          fmt::format("op {}.{}", printable(domain), printable(node.op_type())),
+          fmt::format("unsupported op '{}' of domain '{}'", printable(node.op_type()), printable(domain)));
     const OpMapping* mapping = findOp(node.op_type());
     if (!mapping)
-      throw Unsupported("op " + printable(node.op_type()), fmt::format("unsupported op '{}'", printable(node.op_type())));
+      throw Unsupported("op " + printable(node.op_type()),
+                        fmt::format("unsupported op '{}'", printable(node.op_type())));
     for (const onnx::AttributeProto& a : node.attribute())
       if (std::find(mapping->attributes.begin(), mapping->attributes.end(), a.name()) == mapping->attributes.end())
-        throw Unsupported(fmt::format("{} attribute {}", printable(node.op_type()), printable(a.name())),
-                          fmt::format("'{}' attribute '{}' is not supported", printable(node.op_type()), printable(a.name())));
+        throw Unsupported(
+            fmt::format("{} attribute {}", printable(node.op_type()), printable(a.name())),
+            fmt::format("'{}' attribute '{}' is not supported", printable(node.op_type()), printable(a.name())));
     std::vector<ir::Value*> inputs;
     std::vector<const ShapeValue*> shapes;
     for (const std::string& name : node.input()) {
@@ -309,7 +322,8 @@ void Importer::convertNode(const onnx::NodeProto& node) {
       if (!node.output(k).empty() && !current_->values.count(node.output(k)) && !shapeValue(node.output(k)))
         throw ir::Error(fmt::format("output {} of '{}' is not computed by graphc", k, printable(node.op_type())));
   } catch (const Unsupported& e) {
-    if (std::find(unsupported_.begin(), unsupported_.end(), e.feature) == unsupported_.end()) unsupported_.push_back(e.feature);
+    if (std::find(unsupported_.begin(), unsupported_.end(), e.feature) == unsupported_.end())
+      unsupported_.push_back(e.feature);
     throw ir::LocatedError(loc, e.what() + label);
   } catch (const ir::LocatedError&) {
     throw;
@@ -327,7 +341,8 @@ OnnxImport Importer::run(ir::DiagnosticEngine& diags) {
     for (const onnx::OperatorSetIdProto& o : model_.opset_import())
       if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
     if (opset_ == 0) throw ir::Error("the model imports no opset of the default ONNX domain");
-    if (g.sparse_initializer_size() > 0) throw Unsupported("sparse initializer", "sparse initializers are not supported");
+    if (g.sparse_initializer_size() > 0)
+      throw Unsupported("sparse initializer", "sparse initializers are not supported");
 
     auto module = std::make_unique<ir::Module>();
     module->source = listing_;
@@ -402,7 +417,8 @@ enum class Parse { Ok, TooDeep, Malformed };
 Parse parseModel(std::string_view bytes, onnx::ModelProto& model) {
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) return Parse::Malformed;
   auto attempt = [&](int limit) {
-    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                              static_cast<int>(bytes.size()));
     in.SetRecursionLimit(limit);
     model.Clear();
     return model.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
@@ -452,10 +468,12 @@ OnnxImport importOnnx(std::string_view bytes, const std::string& fileName, ir::D
       "the model nests subgraphs (If branches) more than {} deep, graphc's limit (the .graph parser's for regions)",
       kMaxSubgraphNesting);
   if (parsed == Parse::Malformed) {
-    diags.error(ir::SourceLoc{file, 1, 1}, "not a valid ONNX model (the protobuf does not parse: truncated or not ONNX)");
+    diags.error(ir::SourceLoc{file, 1, 1},
+                "not a valid ONNX model (the protobuf does not parse: truncated or not ONNX)");
     return {};
   }
-  if (parsed == Parse::TooDeep || (model.has_graph() && subgraphDepth(model.graph(), kMaxSubgraphNesting) > kMaxSubgraphNesting)) {
+  if (parsed == Parse::TooDeep ||
+      (model.has_graph() && subgraphDepth(model.graph(), kMaxSubgraphNesting) > kMaxSubgraphNesting)) {
     diags.error(ir::SourceLoc{file, 1, 1}, tooDeep);
     return {};
   }

@@ -91,7 +91,9 @@ void softmax(NodeContext& c) {
   int64_t inner = 1;
   for (int64_t d = axis; d < rank; ++d) {
     if (!x->type.shape[d].isStatic())
-      c.unsupported("with symbolic sizes", fmt::format("opset {} normalises the flattened dims from axis {}, which must be static", c.opset, axis));
+      c.unsupported(
+          "with symbolic sizes",
+          fmt::format("opset {} normalises the flattened dims from axis {}, which must be static", c.opset, axis));
     inner = checkedMul(c, inner, x->type.shape[d].size);
   }
   ir::Value* y = c.op(op, {c.op(OpId::Reshape, {x}, oneAttr("shape", ir::Attribute::ofInts({-1, inner})))}, last);

@@ -53,14 +53,17 @@ int64_t staticDim(NodeContext& c, const ir::Value* x, int64_t d, std::string_vie
 /// A rows × cols constant the importer makes (a mask, an identity).
 void checkImportTimeSize(NodeContext& c, int64_t rows, int64_t cols) {
   if (rows > 0 && cols > kMaxImportTimeElements / rows)
-    c.unsupported("of over 4M elements", fmt::format("a {} x {} constant is more than graphc makes at import time", rows, cols));
+    c.unsupported("of over 4M elements",
+                  fmt::format("a {} x {} constant is more than graphc makes at import time", rows, cols));
 }
 
 // ---- identity, constants ------------------------------------------------------
 
 void identity(NodeContext& c) {
-  if (c.isShape(0)) c.setShapeOutput(0, c.shapeInput(0, "the input"));
-  else c.setOutput(0, c.required(0));
+  if (c.isShape(0))
+    c.setShapeOutput(0, c.shapeInput(0, "the input"));
+  else
+    c.setOutput(0, c.required(0));
 }
 
 void constant(NodeContext& c) {
@@ -123,17 +126,22 @@ void range(NodeContext& c) {
   runtime::Tensor start = c.requireConstant(0, "'start'"), limit = c.requireConstant(1, "'limit'"),
                   delta = c.requireConstant(2, "'delta'");
   for (const runtime::Tensor* t : {&start, &limit, &delta})
-    if (t->numel() != 1) c.fail(fmt::format("'start', 'limit' and 'delta' must be scalars, got {}", ir::toString(t->type())));
+    if (t->numel() != 1)
+      c.fail(fmt::format("'start', 'limit' and 'delta' must be scalars, got {}", ir::toString(t->type())));
   const double d = delta.getDouble(0);
   if (d == 0) c.fail("'delta' is zero");
   const double count = std::ceil((limit.getDouble(0) - start.getDouble(0)) / d);
   if (!(count <= static_cast<double>(kMaxImportTimeElements)))
-    c.unsupported("of over 4M elements", fmt::format("the range has {} elements (graphc makes at most {} at import time)", count, kMaxImportTimeElements));
+    c.unsupported("of over 4M elements",
+                  fmt::format("the range has {} elements (graphc makes at most {} at import time)", count,
+                              kMaxImportTimeElements));
   const int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
   runtime::Tensor t(start.dtype(), {n});
   for (int64_t i = 0; i < n; ++i) {
-    if (ir::isFloat(start.dtype())) t.setDouble(i, start.getDouble(0) + static_cast<double>(i) * d);
-    else t.setInt(i, checkedAdd(c, start.getInt(0), checkedMul(c, i, delta.getInt(0))));
+    if (ir::isFloat(start.dtype()))
+      t.setDouble(i, start.getDouble(0) + static_cast<double>(i) * d);
+    else
+      t.setInt(i, checkedAdd(c, start.getInt(0), checkedMul(c, i, delta.getInt(0))));
   }
   c.setOutput(0, c.constantOf(t));
 }
@@ -165,7 +173,8 @@ void reshapeOp(NodeContext& c) {
   ir::Shape shape;
   for (size_t k = 0; k < target.dims.size(); ++k) {
     if (target.dims[k].isStatic(0) && !allowZero) {  // 0 copies the input's dim
-      if (k >= x->type.shape.size()) c.fail(fmt::format("shape entry {} is 0 but the input has rank {}", k, x->type.rank()));
+      if (k >= x->type.shape.size())
+        c.fail(fmt::format("shape entry {} is 0 but the input has rank {}", k, x->type.rank()));
       shape.push_back(x->type.shape[k]);
     } else {
       shape.push_back(target.dims[k]);
@@ -191,14 +200,17 @@ void flatten(NodeContext& c) {
   };
   std::optional<int64_t> outer = product(0, axis), inner = product(axis, rank);
   if (!outer && !inner)
-    c.unsupported("with symbolic sizes", fmt::format("flattening {} at axis {} needs one side static", ir::toString(x->type), axis));
-  c.setOutput(0, c.op(OpId::Reshape, {x}, oneAttr("shape", ir::Attribute::ofInts({outer.value_or(-1), inner.value_or(-1)}))));
+    c.unsupported("with symbolic sizes",
+                  fmt::format("flattening {} at axis {} needs one side static", ir::toString(x->type), axis));
+  c.setOutput(
+      0, c.op(OpId::Reshape, {x}, oneAttr("shape", ir::Attribute::ofInts({outer.value_or(-1), inner.value_or(-1)}))));
 }
 
 void transpose(NodeContext& c) {
   ir::Value* x = c.required(0);
   std::vector<int64_t> perm;
-  if (auto p = c.intsAttr("perm")) perm = *p;
+  if (auto p = c.intsAttr("perm"))
+    perm = *p;
   else
     for (int64_t d = x->type.rank(); d-- > 0;) perm.push_back(d);
   c.setOutput(0, x->type.rank() == 0 ? x : c.op(OpId::Permute, {x}, oneAttr("dims", ir::Attribute::ofInts(perm))));
@@ -230,8 +242,7 @@ void squeeze(NodeContext& c) {
   }
   for (int64_t& a : *axes) {
     a = normalizeAxis(c, a, x->type.rank());
-    if (!x->type.shape[a].isStatic(1))
-      c.fail(fmt::format("dim {} of {} is not 1", a, ir::toString(x->type)));
+    if (!x->type.shape[a].isStatic(1)) c.fail(fmt::format("dim {} of {} is not 1", a, ir::toString(x->type)));
   }
   std::sort(axes->rbegin(), axes->rend());
   ir::Value* y = x;
@@ -270,9 +281,12 @@ void expandOp(NodeContext& c) {
     const int64_t xi = static_cast<int64_t>(k) - static_cast<int64_t>(rank - x->type.shape.size());
     const ir::Dim have = xi >= 0 ? x->type.shape[xi] : ir::Dim::of(1);
     const ir::Dim want = ti >= 0 ? target[ti] : ir::Dim::of(1);
-    if (want.isStatic(1)) out[k] = have;
-    else if (have.isStatic(1) || have == want) out[k] = want;
-    else c.fail(fmt::format("cannot expand {} to the shape {}", ir::toString(x->type), ir::toString(target)));
+    if (want.isStatic(1))
+      out[k] = have;
+    else if (have.isStatic(1) || have == want)
+      out[k] = want;
+    else
+      c.fail(fmt::format("cannot expand {} to the shape {}", ir::toString(x->type), ir::toString(target)));
   }
   c.setOutput(0, expand(c, x, out));
 }
@@ -301,8 +315,10 @@ void split(NodeContext& c) {
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), x->type.rank());
   const int64_t total = staticDim(c, x, axis, "Split");
   std::vector<int64_t> sizes;
-  if (c.opset >= 13 && c.input(1)) sizes = c.constantInts(1, "'split'");
-  else if (auto s = c.intsAttr("split")) sizes = *s;
+  if (c.opset >= 13 && c.input(1))
+    sizes = c.constantInts(1, "'split'");
+  else if (auto s = c.intsAttr("split"))
+    sizes = *s;
   const int64_t parts = static_cast<int64_t>(c.numOutputs());
   if (c.has("num_outputs") && c.intAttr("num_outputs", 1) != parts)
     c.fail(fmt::format("'num_outputs' is {}, the node has {} outputs", c.intAttr("num_outputs", 1), parts));
@@ -315,7 +331,8 @@ void split(NodeContext& c) {
     c.fail(fmt::format("{} split sizes for {} outputs", sizes.size(), c.numOutputs()));
   int64_t start = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
-    if (sizes[k] < 0 || sizes[k] > total - start) c.fail(fmt::format("split sizes [{}] do not fit dim {}", fmt::join(sizes, ", "), total));
+    if (sizes[k] < 0 || sizes[k] > total - start)
+      c.fail(fmt::format("split sizes [{}] do not fit dim {}", fmt::join(sizes, ", "), total));
     if (c.outputWanted(k)) c.setOutput(k, slice(c, x, axis, start, start + sizes[k]));
     start += sizes[k];
   }
@@ -335,7 +352,8 @@ void sliceOp(NodeContext& c) {
       c.unsupported("of a symbolic shape", "only a unit-step 1-D slice of a symbolic shape is supported");
     auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
     ShapeValue out;
-    for (int64_t i = clampIndex(starts[0]); i < clampIndex(ends[0]); ++i) out.dims.push_back(v.dims[static_cast<size_t>(i)]);
+    for (int64_t i = clampIndex(starts[0]); i < clampIndex(ends[0]); ++i)
+      out.dims.push_back(v.dims[static_cast<size_t>(i)]);
     c.setShapeOutput(0, out);
     return;
   }
@@ -361,7 +379,8 @@ void sliceOp(NodeContext& c) {
   for (size_t k = 0; k < starts.size(); ++k) {
     const int64_t axis = normalizeAxis(c, axes[k], rank);
     if (steps[k] == 0) c.fail("a step is 0");
-    if (steps[k] < 0) c.unsupported("with a negative step", "slicing with a negative step (reversing) is not supported");
+    if (steps[k] < 0)
+      c.unsupported("with a negative step", "slicing with a negative step (reversing) is not supported");
     const ir::Dim& dim = x->type.shape[axis];
     if (!dim.isStatic()) {
       if (starts[k] == 0 && ends[k] >= std::numeric_limits<int32_t>::max() && steps[k] == 1) continue;  // the whole dim
@@ -430,7 +449,8 @@ void pad(NodeContext& c) {
     int64_t before = pads[k], after = pads[k + axes.size()];
     if (before == 0 && after == 0) continue;
     int64_t size = staticDim(c, y, d, "Pad");
-    if (before < -size || after < -size) c.fail(fmt::format("pads ({}, {}) remove more than the dim {} holds", before, after, size));
+    if (before < -size || after < -size)
+      c.fail(fmt::format("pads ({}, {}) remove more than the dim {} holds", before, after, size));
     if (before < 0 || after < 0) {  // crop first
       const int64_t start = std::max<int64_t>(-before, 0), end = size - std::max<int64_t>(-after, 0);
       if (end < start) c.fail("negative pads remove more than the dim holds");
@@ -444,7 +464,8 @@ void pad(NodeContext& c) {
       c.fail(fmt::format("reflect pads ({}, {}) must be smaller than the dim {}", before, after, size));
     // A reflected pad is one slice per element: a bound keeps the graph small.
     if (mode == "reflect" && std::max(before, after) > 256)
-      c.unsupported("reflect pads over 256", fmt::format("reflect pads ({}, {}) over 256 are not supported", before, after));
+      c.unsupported("reflect pads over 256",
+                    fmt::format("reflect pads ({}, {}) over 256 are not supported", before, after));
     auto piece = [&](int64_t count, bool leading) -> std::vector<ir::Value*> {
       std::vector<ir::Value*> parts;
       if (count == 0) return parts;
@@ -486,7 +507,8 @@ void gatherOp(NodeContext& c) {
     const int64_t n = static_cast<int64_t>(v.dims.size());
     for (int64_t i = 0; i < index.numel(); ++i) {
       const int64_t at = index.getInt(i) < 0 ? index.getInt(i) + n : index.getInt(i);
-      if (at < 0 || at >= n) c.fail(fmt::format("index {} is out of range for a shape of {} sizes", index.getInt(i), n));
+      if (at < 0 || at >= n)
+        c.fail(fmt::format("index {} is out of range for a shape of {} sizes", index.getInt(i), n));
       out.dims.push_back(v.dims[static_cast<size_t>(at)]);
     }
     c.setShapeOutput(0, out);
@@ -506,7 +528,8 @@ void depthSpace(NodeContext& c) {
   const int64_t b = c.intAttr("blocksize", 0);
   if (b <= 0 || b > (1 << 20)) c.fail(fmt::format("'blocksize' {} is out of range", b));
   const ir::Dim n = x->type.shape[0];
-  const int64_t ch = staticDim(c, x, 1, "DepthToSpace"), h = staticDim(c, x, 2, "DepthToSpace"), w = staticDim(c, x, 3, "DepthToSpace");
+  const int64_t ch = staticDim(c, x, 1, "DepthToSpace"), h = staticDim(c, x, 2, "DepthToSpace"),
+                w = staticDim(c, x, 3, "DepthToSpace");
   auto s = [](std::initializer_list<int64_t> v) {
     ir::Shape out;
     for (int64_t d : v) out.push_back(ir::Dim::of(d));
@@ -551,7 +574,8 @@ void oneHot(NodeContext& c) {
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", -1), rank);
   ir::Value* index = c.cast(indices, ir::DType::I64);
   ir::Value* negative = c.op(OpId::Lt, {index, c.scalar(ir::DType::I64, 0)});
-  index = c.op(OpId::Where, {negative, c.op(OpId::Add, {index, c.scalar(ir::DType::I64, static_cast<double>(depth))}), index});
+  index = c.op(OpId::Where,
+               {negative, c.op(OpId::Add, {index, c.scalar(ir::DType::I64, static_cast<double>(depth))}), index});
   index = c.op(OpId::Unsqueeze, {index}, oneAttr("dim", ir::Attribute::ofInt(axis)));
   std::vector<int64_t> iotaShape(static_cast<size_t>(rank - axis), 1);
   iotaShape[0] = depth;
@@ -582,8 +606,10 @@ void trilu(NodeContext& c) {
 
 const OpMapping kOps[] = {
     {"Identity", identity, {}},
-    {"Constant", constant, {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
-                            "value_strings", "sparse_value"}},
+    {"Constant",
+     constant,
+     {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings",
+      "sparse_value"}},
     {"Shape", shape, {"start", "end"}},
     {"Size", size, {}},
     {"ConstantOfShape", constantOfShape, {"value"}},

@@ -51,8 +51,10 @@ void copyField(const Field& field, int64_t count, Put put) {
 
 runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
   if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0)
-    throw Unsupported("external tensor data", fmt::format("{}: data stored outside the model file is not supported", what));
-  if (t.has_segment()) throw Unsupported("segmented tensor", fmt::format("{}: segmented tensors are not supported", what));
+    throw Unsupported("external tensor data",
+                      fmt::format("{}: data stored outside the model file is not supported", what));
+  if (t.has_segment())
+    throw Unsupported("segmented tensor", fmt::format("{}: segmented tensors are not supported", what));
   std::optional<ir::DType> dtype = dtypeOf(t.data_type());
   if (!dtype)
     throw Unsupported("dtype " + onnxTypeName(t.data_type()),
@@ -66,9 +68,10 @@ runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
 
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
-    if (count > static_cast<int64_t>(raw.size()) / elementSize || static_cast<int64_t>(raw.size()) != count * elementSize)
-      throw ir::Error(fmt::format("{}: raw_data has {} bytes, {} elements of {} need {} bytes each", what, raw.size(), count,
-                                  ir::dtypeName(*dtype), elementSize));
+    if (count > static_cast<int64_t>(raw.size()) / elementSize ||
+        static_cast<int64_t>(raw.size()) != count * elementSize)
+      throw ir::Error(fmt::format("{}: raw_data has {} bytes, {} elements of {} need {} bytes each", what, raw.size(),
+                                  count, ir::dtypeName(*dtype), elementSize));
     runtime::Tensor out(*dtype, shape);
     std::memcpy(out.data(), raw.data(), raw.size());  // little-endian, as ONNX stores it
     if (*dtype == ir::DType::Bool)
@@ -89,8 +92,12 @@ runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
   runtime::Tensor out(*dtype, shape);
   switch (*dtype) {
     case ir::DType::F32: copyField(t.float_data(), count, [&](int64_t i, float v) { out.as<float>()[i] = v; }); break;
-    case ir::DType::F64: copyField(t.double_data(), count, [&](int64_t i, double v) { out.as<double>()[i] = v; }); break;
-    case ir::DType::I64: copyField(t.int64_data(), count, [&](int64_t i, int64_t v) { out.as<int64_t>()[i] = v; }); break;
+    case ir::DType::F64:
+      copyField(t.double_data(), count, [&](int64_t i, double v) { out.as<double>()[i] = v; });
+      break;
+    case ir::DType::I64:
+      copyField(t.int64_data(), count, [&](int64_t i, int64_t v) { out.as<int64_t>()[i] = v; });
+      break;
     case ir::DType::F16:
     case ir::DType::BF16:
       // 16-bit floats are stored as their bit patterns in int32_data.
@@ -105,7 +112,8 @@ runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
 
 runtime::Tensor parseTensorProto(std::string_view bytes, const std::string& name) {
   onnx::TensorProto proto;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     throw ir::Error(fmt::format("{}: not a valid ONNX TensorProto", name));
   return onnximport::tensorFromProto(proto, name);
 }
@@ -114,7 +122,8 @@ runtime::Tensor readTensorProtoFile(const std::string& path) { return parseTenso
 
 std::string tensorProtoName(std::string_view bytes) {
   onnx::TensorProto proto;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return "";
   return proto.name();
 }

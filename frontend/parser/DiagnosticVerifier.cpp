@@ -12,8 +12,8 @@ namespace {
 
 struct Expectation {
   ir::Severity severity;
-  int line;        // the line the diagnostic must point at
-  int commentLine; // where the expectation is written
+  int line;         // the line the diagnostic must point at
+  int commentLine;  // where the expectation is written
   std::string text;
   bool met = false;
 };
@@ -28,10 +28,14 @@ std::optional<Expectation> readOne(std::string_view line, size_t& at, int number
     return true;
   };
   Expectation e{ir::Severity::Error, number, number, {}, false};
-  if (take("error")) e.severity = ir::Severity::Error;
-  else if (take("note")) e.severity = ir::Severity::Note;
-  else if (take("warning")) e.severity = ir::Severity::Warning;
-  else return std::nullopt;
+  if (take("error"))
+    e.severity = ir::Severity::Error;
+  else if (take("note"))
+    e.severity = ir::Severity::Note;
+  else if (take("warning"))
+    e.severity = ir::Severity::Warning;
+  else
+    return std::nullopt;
   if (take("@")) {
     if (take("above")) {
       e.line = number - 1;
@@ -95,8 +99,8 @@ std::string verifyDiagnostics(const ir::SourceBuffer& buffer, const std::vector<
       break;
     }
     if (!matched) {
-      std::string where = d->loc.known() ? fmt::format("{}:{}:{}", d->loc.buffer->name, d->loc.line, d->loc.col)
-                                         : buffer.name;
+      std::string where =
+          d->loc.known() ? fmt::format("{}:{}:{}", d->loc.buffer->name, d->loc.line, d->loc.col) : buffer.name;
       report += fmt::format("{}: error: unexpected {}: {}\n", where, severityName(d->severity), d->message);
     }
   }

@@ -14,14 +14,22 @@ namespace graphc::frontend {
 enum class Tok {
   Eof,
   Error,
-  Ident,       // relu, f32, then, B, true
-  ValueName,   // %x (text without '%')
-  GraphName,   // @main (text without '@')
-  Integer,     // 42, -1
-  Float,       // 0.5, 1e-5, -inf, nan
-  String,      // "tanh" (text unescaped)
-  LParen, RParen, LBrace, RBrace, LBracket, RBracket,
-  Comma, Colon, Equal, Arrow,
+  Ident,      // relu, f32, then, B, true
+  ValueName,  // %x (text without '%')
+  GraphName,  // @main (text without '@')
+  Integer,    // 42, -1
+  Float,      // 0.5, 1e-5, -inf, nan
+  String,     // "tanh" (text unescaped)
+  LParen,
+  RParen,
+  LBrace,
+  RBrace,
+  LBracket,
+  RBracket,
+  Comma,
+  Colon,
+  Equal,
+  Arrow,
 };
 
 struct Token {

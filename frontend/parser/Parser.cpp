@@ -119,8 +119,8 @@ class Parser {
     Token dtypeTok = expect(Tok::Ident, "a type such as f32[4]");
     auto dtype = parseDType(dtypeTok.text);
     if (!dtype)
-      fail(loc(dtypeTok), fmt::format("unknown dtype '{}' (expected f16, bf16, f32, f64, i8, i32, i64 or bool)",
-                                      dtypeTok.text));
+      fail(loc(dtypeTok),
+           fmt::format("unknown dtype '{}' (expected f16, bf16, f32, f64, i8, i32, i64 or bool)", dtypeTok.text));
     TensorType t{*dtype, {}};
     expect(Tok::LBracket, "'[' after the dtype");
     int64_t elements = 1;
@@ -242,9 +242,10 @@ class Parser {
     if (auto it = scope.names.find(nameTok.text); it != scope.names.end()) return it->second.value;
     for (const Scope* outer = scope.enclosing; outer; outer = outer->enclosing)
       if (auto it = outer->names.find(nameTok.text); it != outer->names.end()) {
-        diags_.error(loc(nameTok), fmt::format("value '%{}' is defined outside this region; regions are isolated, "
-                                               "so pass it in as an operand",
-                                               nameTok.text))
+        diags_
+            .error(loc(nameTok), fmt::format("value '%{}' is defined outside this region; regions are isolated, "
+                                             "so pass it in as an operand",
+                                             nameTok.text))
             .note(it->second.loc, "defined here");
         throw ParseFailure{};
       }
@@ -306,8 +307,9 @@ class Parser {
     }
     regionBody(g->body, scope, 0);
     if (g->body.returnTypes() != g->resultTypes) {
-      diags_.error(g->body.returnLoc, fmt::format("@{} returns ({}) but its signature says ({})", g->name,
-                                                  toString(g->body.returnTypes()), toString(g->resultTypes)))
+      diags_
+          .error(g->body.returnLoc, fmt::format("@{} returns ({}) but its signature says ({})", g->name,
+                                                toString(g->body.returnTypes()), toString(g->resultTypes)))
           .note(resultsLoc, "result types declared here");
       throw ParseFailure{};
     }
@@ -363,9 +365,12 @@ class Parser {
         do {
           OperandRef ref;
           ref.loc = loc();
-          if (tok_.kind == Tok::ValueName) ref.value = lookup(scope, take());
-          else if (tok_.kind == Tok::Integer || tok_.kind == Tok::Float) ref.literal = take();
-          else unexpected("an operand (a %value or a number)");
+          if (tok_.kind == Tok::ValueName)
+            ref.value = lookup(scope, take());
+          else if (tok_.kind == Tok::Integer || tok_.kind == Tok::Float)
+            ref.literal = take();
+          else
+            unexpected("an operand (a %value or a number)");
           operands.push_back(std::move(ref));
         } while (accept(Tok::Comma));
       }
@@ -380,8 +385,8 @@ class Parser {
     while (tok_.kind == Tok::Ident && !atKeyword("return")) {
       size_t index = node->regions().size();
       if (index >= info.regions.size() || tok_.text != info.regions[index]) {
-        std::string want = index < info.regions.size() ? fmt::format("region '{}'", info.regions[index])
-                                                       : "no further region";
+        std::string want =
+            index < info.regions.size() ? fmt::format("region '{}'", info.regions[index]) : "no further region";
         fail(loc(), fmt::format("'{}' expects {} here, got '{}'", info.name, want, tok_.text));
       }
       Region& r = node->addRegion(take().text);
@@ -403,21 +408,23 @@ class Parser {
     }
 
     for (size_t k = 0; k < operands.size(); ++k)
-      if (!operands[k].value) operands[k].value = materializeLiteral(region, operands[k], literalDType(*opId, operands, k));
+      if (!operands[k].value)
+        operands[k].value = materializeLiteral(region, operands[k], literalDType(*opId, operands, k));
     for (const OperandRef& ref : operands) node->operands.push_back(ref.value);
 
     TypeRuleResult inferred = inferTypes(*node, hasTypes ? &declared : nullptr);
     if (!inferred.ok()) fail(opLoc, inferred.error);
 
     if (names.size() != inferred.types.size())
-      fail(loc(names.front()), fmt::format("'{}' produces {} result{} but {} name{} given", info.name,
-                                           inferred.types.size(), inferred.types.size() == 1 ? "" : "s", names.size(),
-                                           names.size() == 1 ? " is" : "s are"));
+      fail(loc(names.front()),
+           fmt::format("'{}' produces {} result{} but {} name{} given", info.name, inferred.types.size(),
+                       inferred.types.size() == 1 ? "" : "s", names.size(), names.size() == 1 ? " is" : "s are"));
     if (hasTypes && declared != inferred.types)
       fail(typesLoc, fmt::format("declared result type{} ({}) but '{}' gives ({})", declared.size() == 1 ? "" : "s",
                                  toString(declared), info.name, toString(inferred.types)));
     Node* n = region.append(std::move(node));
-    for (size_t k = 0; k < names.size(); ++k) define(scope, names[k], n->addResult(inferred.types[k], names[k].text, loc(names[k])));
+    for (size_t k = 0; k < names.size(); ++k)
+      define(scope, names[k], n->addResult(inferred.types[k], names[k].text, loc(names[k])));
   }
 
   Lexer lexer_;

@@ -16,8 +16,7 @@ namespace graphc::frontend {
 std::unique_ptr<ir::Module> parse(std::shared_ptr<const ir::SourceBuffer> buffer, ir::DiagnosticEngine& diags);
 
 /// Convenience for tests and embedders: parse `text` named `name`.
-std::unique_ptr<ir::Module> parseString(std::string text, ir::DiagnosticEngine& diags,
-                                        std::string name = "<string>");
+std::unique_ptr<ir::Module> parseString(std::string text, ir::DiagnosticEngine& diags, std::string name = "<string>");
 
 /// Reads a file into a buffer; null (with a diagnostic) if it cannot be read.
 std::shared_ptr<const ir::SourceBuffer> readSourceFile(const std::string& path, ir::DiagnosticEngine& diags);

@@ -7,9 +7,8 @@
 #include <vector>
 
 #include <cblas.h>
-#include <lapacke.h>
-
 #include <fmt/format.h>
+#include <lapacke.h>
 
 #include "ir/Diagnostics.h"
 #include "runtime/reference/ReferenceOps.h"
@@ -82,9 +81,13 @@ template <typename T, int W>
 // One clone per ISA level: the lane loops become AVX-512, AVX2 or SSE code,
 // picked at load time for the host.
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-uint32_t jacobiGroupF32(float* a, float* v, int n) { return jacobiGroup<float, kLanes<float>>(a, v, n); }
+uint32_t jacobiGroupF32(float* a, float* v, int n) {
+  return jacobiGroup<float, kLanes<float>>(a, v, n);
+}
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-uint32_t jacobiGroupF64(double* a, double* v, int n) { return jacobiGroup<double, kLanes<double>>(a, v, n); }
+uint32_t jacobiGroupF64(double* a, double* v, int n) {
+  return jacobiGroup<double, kLanes<double>>(a, v, n);
+}
 
 uint32_t jacobiGroupOf(float* a, float* v, int n) { return jacobiGroupF32(a, v, n); }
 uint32_t jacobiGroupOf(double* a, double* v, int n) { return jacobiGroupF64(a, v, n); }
@@ -118,8 +121,10 @@ void jacobiBatch(const Tensor& input, char uplo, Tensor& values, Tensor& vectors
       const uint32_t converged = jacobiGroupOf(a.data(), v.data(), static_cast<int>(n));
       for (int64_t l = 0; l < lanes; ++l) {
         if (!(converged & (1u << l)))
-          throw ir::Error(fmt::format("eigh: the Jacobi solver did not converge for matrix {} of the batch "
-                                      "(after {} sweeps)", first + l, kMaxSweeps));
+          throw ir::Error(
+              fmt::format("eigh: the Jacobi solver did not converge for matrix {} of the batch "
+                          "(after {} sweeps)",
+                          first + l, kMaxSweeps));
         auto diag = [&](int64_t i) { return a[static_cast<size_t>((i * n + i) * W + l)]; };
         std::iota(order.begin(), order.end(), 0);
         std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return diag(x) < diag(y); });
@@ -167,8 +172,9 @@ void lapackBatch(const Tensor& input, char uplo, Tensor& values, Tensor& vectors
     for (int64_t b = begin; b < end; ++b) {
       T* m = vectors.as<T>() + b * n * n;
       std::copy_n(input.as<T>() + b * n * n, n * n, m);
-      const lapack_int info = syevdWork(m, ln, values.as<T>() + b * n, work.data(), static_cast<lapack_int>(work.size()),
-                                        iwork.data(), static_cast<lapack_int>(iwork.size()), colMajorUplo);
+      const lapack_int info =
+          syevdWork(m, ln, values.as<T>() + b * n, work.data(), static_cast<lapack_int>(work.size()), iwork.data(),
+                    static_cast<lapack_int>(iwork.size()), colMajorUplo);
       if (info != 0)
         throw ir::Error(fmt::format("eigh: LAPACK syevd failed for matrix {} of the batch (info = {})", b, info));
       for (int64_t i = 0; i < n; ++i)
@@ -180,19 +186,25 @@ void lapackBatch(const Tensor& input, char uplo, Tensor& values, Tensor& vectors
 }  // namespace
 
 void eighJacobi(const Tensor& a, char uplo, Tensor& values, Tensor& vectors, ThreadPool& pool) {
-  if (a.dtype() == ir::DType::F32) jacobiBatch<float>(a, uplo, values, vectors, pool);
-  else jacobiBatch<double>(a, uplo, values, vectors, pool);
+  if (a.dtype() == ir::DType::F32)
+    jacobiBatch<float>(a, uplo, values, vectors, pool);
+  else
+    jacobiBatch<double>(a, uplo, values, vectors, pool);
 }
 
 void eighLapack(const Tensor& a, char uplo, Tensor& values, Tensor& vectors, ThreadPool& pool) {
-  if (a.dtype() == ir::DType::F32) lapackBatch<float>(a, uplo, values, vectors, pool);
-  else lapackBatch<double>(a, uplo, values, vectors, pool);
+  if (a.dtype() == ir::DType::F32)
+    lapackBatch<float>(a, uplo, values, vectors, pool);
+  else
+    lapackBatch<double>(a, uplo, values, vectors, pool);
 }
 
 void eigh(const Tensor& a, char uplo, Tensor& values, Tensor& vectors, ThreadPool& pool) {
   if (std::optional<int64_t> bad = reference::firstNonFiniteMatrix(a, uplo)) throw reference::nonFiniteEighInput(*bad);
-  if (a.shape().back() <= kJacobiMaxN) eighJacobi(a, uplo, values, vectors, pool);
-  else eighLapack(a, uplo, values, vectors, pool);
+  if (a.shape().back() <= kJacobiMaxN)
+    eighJacobi(a, uplo, values, vectors, pool);
+  else
+    eighLapack(a, uplo, values, vectors, pool);
 }
 
 }  // namespace graphc::runtime::cpu

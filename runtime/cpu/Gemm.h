@@ -23,7 +23,7 @@ struct GemmProblem {
   const void* a = nullptr;
   const void* b = nullptr;
   int64_t m = 0, n = 0, k = 0;
-  bool transposeB = false;             // B is [n, k]
+  bool transposeB = false;                  // B is [n, k]
   std::vector<int64_t> aOffsets, bOffsets;  // per batch index, in elements
 };
 

@@ -19,8 +19,8 @@ void bindOne(const ir::Value& param, const Tensor& t, ir::SymbolBindings& bindin
              std::unordered_map<std::string, std::string>& boundBy, std::string_view what) {
   const ir::TensorType& want = param.type;
   if (t.dtype() != want.dtype)
-    throw ir::Error(fmt::format("{} {}: expected {}, got {}", what, paramName(param), ir::toString(want),
-                                ir::toString(t.type())));
+    throw ir::Error(
+        fmt::format("{} {}: expected {}, got {}", what, paramName(param), ir::toString(want), ir::toString(t.type())));
   if (t.rank() != want.rank())
     throw ir::Error(fmt::format("{} {}: expected rank {} ({}), got {}", what, paramName(param), want.rank(),
                                 ir::toString(want), ir::toString(t.type())));

@@ -1,10 +1,9 @@
 // Reference kernels of matmul (torch.matmul: vector operands and broadcast
 // batch dims), linear (x @ wᵀ + b) and eigh (LAPACK dsyevd per matrix).
-#include <lapacke.h>
-
 #include <cmath>
 
 #include <fmt/format.h>
+#include <lapacke.h>
 
 #include "ir/Diagnostics.h"
 #include "runtime/reference/ReferenceOps.h"
@@ -77,7 +76,8 @@ std::optional<int64_t> firstNonFiniteMatrix(const Tensor& a, char uplo) {
 }
 
 ir::Error nonFiniteEighInput(int64_t batchIndex) {
-  return ir::Error(fmt::format("eigh: matrix {} of the batch has a NaN or Inf entry (eigh needs finite input)", batchIndex));
+  return ir::Error(
+      fmt::format("eigh: matrix {} of the batch has a NaN or Inf entry (eigh needs finite input)", batchIndex));
 }
 
 std::vector<Tensor> eigh(const ir::Node& node, const Tensor& a) {

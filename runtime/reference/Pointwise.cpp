@@ -113,8 +113,10 @@ Tensor castTensor(const Tensor& x, ir::DType to) {
   Tensor out(to, x.shape());
   const bool exactInts = !ir::isFloat(x.dtype()) && !ir::isFloat(to);
   for (int64_t i = 0; i < x.numel(); ++i) {
-    if (exactInts) out.setInt(i, x.getInt(i));
-    else out.setDouble(i, x.getDouble(i));
+    if (exactInts)
+      out.setInt(i, x.getInt(i));
+    else
+      out.setDouble(i, x.getDouble(i));
   }
   return out;
 }
@@ -143,8 +145,14 @@ double pointwiseScalar(OpId op, const ir::AttrMap& attrs, const std::vector<doub
   }
   if (info.category == ir::OpCategory::Unary) return unaryFloat(op, attrs, args[0]);
   switch (op) {
-    case OpId::Eq: case OpId::Ne: case OpId::Lt: case OpId::Le: case OpId::Gt: case OpId::Ge:
-    case OpId::LogicalAnd: case OpId::LogicalOr: return comparison(op, args[0], args[1]);
+    case OpId::Eq:
+    case OpId::Ne:
+    case OpId::Lt:
+    case OpId::Le:
+    case OpId::Gt:
+    case OpId::Ge:
+    case OpId::LogicalAnd:
+    case OpId::LogicalOr: return comparison(op, args[0], args[1]);
     default: break;
   }
   return binaryFloat(op, args[0], args[1]);
@@ -168,8 +176,10 @@ Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const s
   } else if (n.op == OpId::Where) {
     for (int64_t i = 0; i < count; ++i) {
       size_t pick = operands[0].getInt(at(0, i)) ? 1 : 2;
-      if (floatMath) out.setDouble(i, operands[pick].getDouble(at(pick, i)));
-      else out.setInt(i, operands[pick].getInt(at(pick, i)));
+      if (floatMath)
+        out.setDouble(i, operands[pick].getDouble(at(pick, i)));
+      else
+        out.setInt(i, operands[pick].getInt(at(pick, i)));
     }
   } else if (n.op == OpId::Clamp) {
     const ir::Attribute* lo = n.attrs.find("min");
@@ -189,8 +199,10 @@ Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const s
     }
   } else if (category == ir::OpCategory::Unary) {
     for (int64_t i = 0; i < count; ++i) {
-      if (floatMath) out.setDouble(i, unaryFloat(n.op, n.attrs, operands[0].getDouble(at(0, i))));
-      else out.setInt(i, unaryInt(n.op, operands[0].getInt(at(0, i))));
+      if (floatMath)
+        out.setDouble(i, unaryFloat(n.op, n.attrs, operands[0].getDouble(at(0, i))));
+      else
+        out.setInt(i, unaryInt(n.op, operands[0].getInt(at(0, i))));
     }
   } else if (resultType == ir::DType::Bool) {  // comparisons and logical ops
     for (int64_t i = 0; i < count; ++i) {

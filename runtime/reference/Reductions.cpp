@@ -42,14 +42,20 @@ Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>&
     auto slot = static_cast<size_t>(o);
     if (floatMath) {
       double v = x.getDouble(i);
-      if (n.op == OpId::Sum || n.op == OpId::Mean) accF[slot] += v;
-      else if (seen[slot] == 0 || std::isnan(v)) accF[slot] = v;  // first element, or NaN propagates
-      else if (!std::isnan(accF[slot])) accF[slot] = n.op == OpId::Amax ? std::max(accF[slot], v) : std::min(accF[slot], v);
+      if (n.op == OpId::Sum || n.op == OpId::Mean)
+        accF[slot] += v;
+      else if (seen[slot] == 0 || std::isnan(v))
+        accF[slot] = v;  // first element, or NaN propagates
+      else if (!std::isnan(accF[slot]))
+        accF[slot] = n.op == OpId::Amax ? std::max(accF[slot], v) : std::min(accF[slot], v);
     } else {
       int64_t v = x.getInt(i);
-      if (n.op == OpId::Sum) accI[slot] = static_cast<int64_t>(static_cast<uint64_t>(accI[slot]) + static_cast<uint64_t>(v));
-      else if (seen[slot] == 0) accI[slot] = v;
-      else accI[slot] = n.op == OpId::Amax ? std::max(accI[slot], v) : std::min(accI[slot], v);
+      if (n.op == OpId::Sum)
+        accI[slot] = static_cast<int64_t>(static_cast<uint64_t>(accI[slot]) + static_cast<uint64_t>(v));
+      else if (seen[slot] == 0)
+        accI[slot] = v;
+      else
+        accI[slot] = n.op == OpId::Amax ? std::max(accI[slot], v) : std::min(accI[slot], v);
     }
     ++seen[slot];
     for (int64_t k = rank; k-- > 0;) {

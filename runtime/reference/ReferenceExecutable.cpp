@@ -22,8 +22,8 @@ class InterpretingExecutable final : public Executable {
   void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) override {
     std::vector<Tensor> expected = interpret(graph_, inputs);
     if (outputs.size() != expected.size())
-      throw ir::Error(fmt::format("capture: @{} has {} results, {} outputs given", graph_.name, expected.size(),
-                                  outputs.size()));
+      throw ir::Error(
+          fmt::format("capture: @{} has {} results, {} outputs given", graph_.name, expected.size(), outputs.size()));
     for (size_t k = 0; k < outputs.size(); ++k)
       if (outputs[k].type() != expected[k].type())
         throw ir::Error(fmt::format("capture: output {} is {}, the result is {}", k, ir::toString(outputs[k].type()),

@@ -57,22 +57,27 @@ void fillFromList(Tensor& t, const ir::Attribute& value, int64_t& next) {
     for (const ir::Attribute& item : value.list) fillFromList(t, item, next);
     return;
   }
-  if (value.kind == ir::Attribute::Kind::Float) t.setDouble(next++, value.f);
-  else if (value.kind == ir::Attribute::Kind::Bool) t.setInt(next++, value.b);
-  else t.setInt(next++, value.i);
+  if (value.kind == ir::Attribute::Kind::Float)
+    t.setDouble(next++, value.f);
+  else if (value.kind == ir::Attribute::Kind::Bool)
+    t.setInt(next++, value.b);
+  else
+    t.setInt(next++, value.i);
 }
 
 /// An index read at run time, negative counting from the end; throws for
 /// one outside [-size, size).
 int64_t checkedIndex(const ir::Node& n, int64_t i, int64_t size) {
   if (i < -size || i >= size)
-    throw ir::LocatedError(n.loc, fmt::format("'{}': index {} is out of range for a dim of size {}", n.name(), i, size));
+    throw ir::LocatedError(n.loc,
+                           fmt::format("'{}': index {} is out of range for a dim of size {}", n.name(), i, size));
   return i < 0 ? i + size : i;
 }
 
 /// numpy.take(x, index, axis): x[..., index[j...], ...], a block of the
 /// trailing dims at a time.
-Tensor indexSelect(const ir::Node& n, const Tensor& x, const Tensor& index, int64_t axis, const std::vector<int64_t>& shape) {
+Tensor indexSelect(const ir::Node& n, const Tensor& x, const Tensor& index, int64_t axis,
+                   const std::vector<int64_t>& shape) {
   Tensor out(x.dtype(), shape);
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < axis; ++k) outer *= x.shape()[k];
@@ -162,8 +167,10 @@ Tensor creation(const ir::Node& n, ir::DType dtype, const std::vector<int64_t>& 
     fillFromList(out, value, next);
   } else {
     for (int64_t i = 0; i < out.numel(); ++i) {
-      if (value.kind == ir::Attribute::Kind::Float) out.setDouble(i, value.f);
-      else out.setInt(i, value.kind == ir::Attribute::Kind::Bool ? value.b : value.i);
+      if (value.kind == ir::Attribute::Kind::Float)
+        out.setDouble(i, value.f);
+      else
+        out.setInt(i, value.kind == ir::Attribute::Kind::Bool ? value.b : value.i);
     }
   }
   return out;

@@ -4,24 +4,23 @@
 // eigh from n = 3 to 512 and batches up to 10,000, cond taken both ways
 // inside one replayed CUDA graph, replay after the inputs change, and the
 // cuBLASLt path. Without a device each test skips, printing why.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "codegen/cuda/CudaExecutable.h"
-#include "codegen/cuda/CudaRuntime.h"
-#include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
-#include "runtime/Npy.h"
-#include "runtime/Random.h"
 #include "GoldenCases.h"
 #include "ProjectGraphs.h"
 #include "RandomGraph.h"
 #include "TestUtil.h"
+#include "codegen/cuda/CudaExecutable.h"
+#include "codegen/cuda/CudaRuntime.h"
+#include "passes/PassManager.h"
+#include "runtime/Npy.h"
+#include "runtime/Random.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc {
 namespace {
@@ -29,10 +28,10 @@ namespace {
 namespace fs = std::filesystem;
 using runtime::Tensor;
 
-#define REQUIRE_CUDA_DEVICE()                                                        \
-  do {                                                                               \
-    const std::string reason = codegen::cuda::noDeviceReason();                      \
-    if (!reason.empty()) GTEST_SKIP() << "no CUDA device: " << reason;               \
+#define REQUIRE_CUDA_DEVICE()                                          \
+  do {                                                                 \
+    const std::string reason = codegen::cuda::noDeviceReason();        \
+    if (!reason.empty()) GTEST_SKIP() << "no CUDA device: " << reason; \
   } while (0)
 
 /// The reference's tolerance, widened where the GPU legitimately differs:
@@ -101,7 +100,8 @@ TEST_P(CudaGolden, MatchesReference) {
   const bool eigh = name.rfind("eigh", 0) == 0;
   for (size_t k = 0; k < want.size(); ++k) {
     const Tensor actual = eigh && k == 1 ? testing::alignColumns(got[k], want[k]) : got[k];
-    EXPECT_TRUE(testing::allClose(actual, want[k], toleranceFor(want[k], testing::hasGemm(original->entry()->body), eigh)))
+    EXPECT_TRUE(
+        testing::allClose(actual, want[k], toleranceFor(want[k], testing::hasGemm(original->entry()->body), eigh)))
         << name << " output " << k;
   }
 }
@@ -116,7 +116,8 @@ TEST_P(CudaProjectGraph, MatchesReference) {
   const std::string param = GetParam();
   const size_t hash = param.rfind('#');
   expectMatchesReference(
-      testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))], param);
+      testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))],
+      param);
 }
 
 INSTANTIATE_TEST_SUITE_P(ExamplesAndLit, CudaProjectGraph, ::testing::ValuesIn(testing::projectGraphs()),
@@ -132,7 +133,8 @@ TEST_P(CudaDifferential, RandomGraphsMatchReference) {
   for (uint64_t seed = 1; seed <= (f32 ? 100u : 300u); ++seed) {
     difftest::RandomGraphOptions options;
     options.useF32 = f32;
-    expectMatchesReference(difftest::randomGraph(seed, options), fmt::format("seed {} ({})", seed, f32 ? "f32" : "f64"), seed);
+    expectMatchesReference(difftest::randomGraph(seed, options), fmt::format("seed {} ({})", seed, f32 ? "f32" : "f64"),
+                           seed);
     if (HasFailure()) break;  // one graph's report is enough to replay it
   }
 }
@@ -157,8 +159,9 @@ Tensor symmetricBatch(ir::DType t, int64_t batch, int64_t n, uint64_t seed) {
 void expectEigh(ir::DType t, int64_t batch, int64_t n) {
   const std::string dt = t == ir::DType::F64 ? "f64" : "f32";
   const std::string text = fmt::format(
-      "graph @f(%a: {0}[{1}, {2}, {2}]) -> ({0}[{1}, {2}], {0}[{1}, {2}, {2}]) {{\n  %w, %v = eigh(%a)\n  return %w, %v\n}}\n", dt,
-      batch, n);
+      "graph @f(%a: {0}[{1}, {2}, {2}]) -> ({0}[{1}, {2}], {0}[{1}, {2}, {2}]) {{\n  %w, %v = eigh(%a)\n  return %w, "
+      "%v\n}}\n",
+      dt, batch, n);
   auto m = testing::optimisedOk(text);
   ASSERT_TRUE(m);
   const Tensor a = symmetricBatch(t, batch, n, 11);
@@ -193,7 +196,8 @@ TEST(CudaEigh, BatchesUpTo10000) {
 
 TEST(CudaEigh, AFailureNamesItsBatchIndex) {
   REQUIRE_CUDA_DEVICE();
-  auto m = testing::optimisedOk("graph @f(%a: f32[37, 16, 16]) -> (f32[37, 16], f32[37, 16, 16]) {\n  %w, %v = eigh(%a)\n  return %w, %v\n}\n");
+  auto m = testing::optimisedOk(
+      "graph @f(%a: f32[37, 16, 16]) -> (f32[37, 16], f32[37, 16, 16]) {\n  %w, %v = eigh(%a)\n  return %w, %v\n}\n");
   ASSERT_TRUE(m);
   Tensor a = symmetricBatch(ir::DType::F32, 37, 16, 5);
   for (int64_t i = 0; i < 16 * 16; ++i) a.setDouble(21 * 16 * 16 + i, NAN);
@@ -250,8 +254,9 @@ TEST(CudaCapture, CondTakesBothWaysInsideOneReplayedGraph) {
 
 TEST(CudaCapture, ReplaySeesChangedInputsAndStepByStepAgrees) {
   REQUIRE_CUDA_DEVICE();
-  const char* text = "graph @f(%x: f32[N, 300], %y: f32[N, 300]) -> f32[N, 300] {\n  %a = mul(%x, %y)\n  %t = tanh(%a)\n"
-                     "  %s = softmax(%t) {dim = -1}\n  return %s\n}\n";
+  const char* text =
+      "graph @f(%x: f32[N, 300], %y: f32[N, 300]) -> f32[N, 300] {\n  %a = mul(%x, %y)\n  %t = tanh(%a)\n"
+      "  %s = softmax(%t) {dim = -1}\n  return %s\n}\n";
   auto original = testing::parseOk(text);
   auto m = testing::optimisedOk(text);
   ASSERT_TRUE(original && m);
@@ -268,7 +273,8 @@ TEST(CudaCapture, ReplaySeesChangedInputsAndStepByStepAgrees) {
     EXPECT_TRUE(testing::allClose(out[0], want[0], testing::defaultTolerance(ir::DType::F32))) << "replay " << round;
     out[0].fillBytes(0xff);
     codegen::cuda::replayStepByStep(*exe);
-    EXPECT_TRUE(testing::allClose(out[0], want[0], testing::defaultTolerance(ir::DType::F32))) << "step by step " << round;
+    EXPECT_TRUE(testing::allClose(out[0], want[0], testing::defaultTolerance(ir::DType::F32)))
+        << "step by step " << round;
   }
 }
 

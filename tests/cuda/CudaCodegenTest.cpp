@@ -5,27 +5,26 @@
 // point at the generated line; the disk cache survives, and recovers from
 // corruption; the cuSOLVER and cuBLASLt dispatch decisions; and without a
 // device, compiling fails with one clear line.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <regex>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "codegen/kernel/Analysis.h"
-#include "codegen/kernel/Lowering.h"
+#include "ProjectGraphs.h"
+#include "RandomGraph.h"
+#include "TestUtil.h"
 #include "codegen/DiskCache.h"
 #include "codegen/cuda/CublasLtGemm.h"
 #include "codegen/cuda/CudaEigh.h"
 #include "codegen/cuda/CudaExecutable.h"
 #include "codegen/cuda/CudaRuntime.h"
 #include "codegen/cuda/Nvrtc.h"
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/Lowering.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
-#include "ProjectGraphs.h"
-#include "RandomGraph.h"
-#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -35,7 +34,8 @@ using codegen::cuda::CudaModule;
 
 int countKernels(const std::string& source) {
   int n = 0;
-  for (size_t at = source.find("extern \"C\" __global__"); at != std::string::npos; at = source.find("extern \"C\" __global__", at + 1))
+  for (size_t at = source.find("extern \"C\" __global__"); at != std::string::npos;
+       at = source.find("extern \"C\" __global__", at + 1))
     ++n;
   return n;
 }
@@ -64,7 +64,8 @@ TEST_P(CudaProjectGraphCompiles, WithNvrtcForSm80AndSm90) {
   ASSERT_TRUE(m);
   const CudaModule module = codegen::cuda::emitGraph(*m->entry());
   EXPECT_EQ(static_cast<size_t>(countKernels(module.source)),
-            module.kernels.size() + (module.hasConditions ? 1 : 0) + (module.hasTranspose ? 4 : 0));  // transposes and eigh checks
+            module.kernels.size() + (module.hasConditions ? 1 : 0) +
+                (module.hasTranspose ? 4 : 0));  // transposes and eigh checks
   expectCompiles(module.source, param);
 }
 
@@ -265,7 +266,8 @@ TEST(Nvrtc, RejectsArchitecturesBeforeSm80) {
 }
 
 TEST(Nvrtc, DiskCacheHitsAndRecoversFromACorruptEntry) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("graphc-cache-test-{}", ::testing::UnitTest::GetInstance()->random_seed());
+  const fs::path dir = fs::temp_directory_path() /
+                       fmt::format("graphc-cache-test-{}", ::testing::UnitTest::GetInstance()->random_seed());
   fs::remove_all(dir);
   const char* previous = std::getenv("GRAPHC_CACHE_DIR");
   const std::string saved = previous ? previous : "";
@@ -303,8 +305,10 @@ TEST(Nvrtc, DiskCacheHitsAndRecoversFromACorruptEntry) {
   EXPECT_EQ(codegen::cuda::compileModule(source, "sm_90").from, From::Nvrtc);
   // Different options (the architecture) are a different key.
   EXPECT_EQ(codegen::cuda::compileModule(source, "sm_80").from, From::Nvrtc);
-  if (previous) setenv("GRAPHC_CACHE_DIR", saved.c_str(), 1);
-  else unsetenv("GRAPHC_CACHE_DIR");
+  if (previous)
+    setenv("GRAPHC_CACHE_DIR", saved.c_str(), 1);
+  else
+    unsetenv("GRAPHC_CACHE_DIR");
   fs::remove_all(dir);
 }
 
@@ -360,11 +364,13 @@ graph @f(%x: {0}[64, 32], %w: {0}[16, 32], %b: {0}[16]) -> {0}[64, 16] {{
   {1}
 }}
 )";
-  auto relu = codegen::cuda::matchLtEpilogue(onlyKernel(fmt::format(fmt::runtime(graph), "f32", "%r = relu(%y)\n  return %r")));
+  auto relu =
+      codegen::cuda::matchLtEpilogue(onlyKernel(fmt::format(fmt::runtime(graph), "f32", "%r = relu(%y)\n  return %r")));
   ASSERT_TRUE(relu);
   EXPECT_EQ(relu->kind, K::ReluBias);
   EXPECT_EQ(relu->bias, 2);
-  auto bf16 = codegen::cuda::matchLtEpilogue(onlyKernel(fmt::format(fmt::runtime(graph), "bf16", "%r = relu(%y)\n  return %r")));
+  auto bf16 = codegen::cuda::matchLtEpilogue(
+      onlyKernel(fmt::format(fmt::runtime(graph), "bf16", "%r = relu(%y)\n  return %r")));
   ASSERT_TRUE(bf16);
   EXPECT_EQ(bf16->kind, K::ReluBias);
   auto bias = codegen::cuda::matchLtEpilogue(onlyKernel(fmt::format(fmt::runtime(graph), "f32", "return %y")));
@@ -372,11 +378,14 @@ graph @f(%x: {0}[64, 32], %w: {0}[16, 32], %b: {0}[16]) -> {0}[64, 16] {{
   EXPECT_EQ(bias->kind, K::Bias);
   // The decompose pass has expanded gelu (either form) by the time kernels
   // exist, so it keeps the generated GEMM, as does f64.
-  EXPECT_FALSE(codegen::cuda::matchLtEpilogue(onlyKernel(fmt::format(fmt::runtime(graph), "f32", "%r = gelu(%y)\n  return %r"))));
+  EXPECT_FALSE(codegen::cuda::matchLtEpilogue(
+      onlyKernel(fmt::format(fmt::runtime(graph), "f32", "%r = gelu(%y)\n  return %r"))));
   EXPECT_FALSE(codegen::cuda::matchLtEpilogue(
       onlyKernel(fmt::format(fmt::runtime(graph), "f16", "%r = gelu(%y) {approximate = \"tanh\"}\n  return %r"))));
-  EXPECT_FALSE(codegen::cuda::matchLtEpilogue(onlyKernel(fmt::format(fmt::runtime(graph), "f64", "%r = relu(%y)\n  return %r"))));
-  EXPECT_FALSE(codegen::cuda::matchLtEpilogue(onlyKernel(fmt::format(fmt::runtime(graph), "f32", "%r = exp(%y)\n  return %r"))));
+  EXPECT_FALSE(codegen::cuda::matchLtEpilogue(
+      onlyKernel(fmt::format(fmt::runtime(graph), "f64", "%r = relu(%y)\n  return %r"))));
+  EXPECT_FALSE(
+      codegen::cuda::matchLtEpilogue(onlyKernel(fmt::format(fmt::runtime(graph), "f32", "%r = exp(%y)\n  return %r"))));
 }
 
 // ---- no device -----------------------------------------------------------------------

@@ -7,7 +7,6 @@
 // sizes are bound to multiples of 8 so that the 16-byte vector paths run,
 // and buffers come from Tensor's aligned allocations.
 #include <dlfcn.h>
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -15,19 +14,20 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "codegen/kernel/Analysis.h"
-#include "codegen/kernel/Lowering.h"
-#include "codegen/cuda/CudaEmitter.h"
-#include "codegen/cuda/Preamble.h"
-#include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
-#include "runtime/Random.h"
 #include "HostEmulation.h"
 #include "KernelEval.h"
 #include "ProjectGraphs.h"
 #include "RandomGraph.h"
 #include "TestUtil.h"
+#include "codegen/cuda/CudaEmitter.h"
+#include "codegen/cuda/Preamble.h"
+#include "codegen/kernel/Analysis.h"
+#include "codegen/kernel/Lowering.h"
+#include "passes/PassManager.h"
+#include "runtime/Random.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc {
 namespace {
@@ -47,8 +47,8 @@ class HostModule {
     fs::create_directories(dir_);
     const fs::path cu = dir_ / "module.cpp", so = dir_ / "module.so", log = dir_ / "log.txt";
     std::ofstream(cu) << source;
-    const std::string command = fmt::format("{} -std=c++20 -O1 -fPIC -shared -w -I{} {} -o {} > {} 2>&1", GRAPHC_HOST_CXX,
-                                            GRAPHC_SOURCE_DIR, cu.string(), so.string(), log.string());
+    const std::string command = fmt::format("{} -std=c++20 -O1 -fPIC -shared -w -I{} {} -o {} > {} 2>&1",
+                                            GRAPHC_HOST_CXX, GRAPHC_SOURCE_DIR, cu.string(), so.string(), log.string());
     if (std::system(command.c_str()) != 0) {
       std::ifstream in(log);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -81,8 +81,8 @@ int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes
 
 /// Runs kernel `k` (emitted as `info`) on random inputs, emulated and
 /// through the evaluator; returns what differed, empty if nothing.
-std::string check(const HostModule& module, const codegen::kernel::Kernel& k, const codegen::cuda::CudaKernel& info, uint64_t seed,
-                  const ir::SymbolBindings& given = {}) {
+std::string check(const HostModule& module, const codegen::kernel::Kernel& k, const codegen::cuda::CudaKernel& info,
+                  uint64_t seed, const ir::SymbolBindings& given = {}) {
   ir::SymbolBindings sizes = given;
   for (const std::string& s : info.symbols)
     if (!sizes.count(s)) sizes[s] = 8 + 8 * static_cast<int64_t>(sizes.size());
@@ -184,8 +184,8 @@ TEST(CudaEmulation, ProjectGraphKernelsMatchTheKernelIR) {
   std::vector<std::pair<std::string, std::string>> graphs;
   for (const std::string& param : testing::projectGraphs()) {
     const size_t hash = param.rfind('#');
-    graphs.emplace_back(param,
-                        testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))]);
+    graphs.emplace_back(param, testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) /
+                                                 param.substr(0, hash))[std::stoul(param.substr(hash + 1))]);
   }
   expectKernelsMatch(graphs, "project");
 }
@@ -204,21 +204,24 @@ graph @g(%x: {0}[2, M, {1}], %w: {0}[N, {1}], %b: {0}[N]) -> {0}[2, M, N] {{
   %r = relu(%y)
   return %r
 }}
-)", dt, k));
+)",
+                                                                          dt, k));
       graphs.emplace_back(fmt::format("batched matmul {} {}", dt, k), fmt::format(R"(
 graph @g(%x: {0}[3, M, {1}], %w: {0}[1, {1}, N]) -> {0}[3, M, N] {{
   %y = matmul(%x, %w)
   %t = tanh(%y)
   return %t
 }}
-)", dt, k));
+)",
+                                                                                  dt, k));
       graphs.emplace_back(fmt::format("vector products {} {}", dt, k), fmt::format(R"(
 graph @g(%a: {0}[M, {1}], %v: {0}[{1}], %u: {0}[{1}], %b: {0}[{1}, N]) -> ({0}[M], {0}[N]) {{
   %y = matmul(%a, %v)
   %z = matmul(%u, %b)
   return %y, %z
 }}
-)", dt, k));
+)",
+                                                                                   dt, k));
     }
   expectKernelsMatch(graphs, "gemm", {{"M", 150}, {"N", 136}, {"K8", 72}, {"K7", 70}});
 }

@@ -209,8 +209,8 @@ inline std::string hostLaunchWrappers(const std::string& source) {
       if (comma == std::string::npos) break;
       start = comma + 2;
     }
-    out += "extern \"C\" void graphc_launch_" + name + "(void** a, unsigned threads) {\n  graphc_host::run(threads, [a] { " +
-           name + "(";
+    out += "extern \"C\" void graphc_launch_" + name +
+           "(void** a, unsigned threads) {\n  graphc_host::run(threads, [a] { " + name + "(";
     for (size_t i = 0; i < types.size(); ++i)
       out += (i ? ", " : "") + std::string("*(") + types[i] + "*)a[" + std::to_string(i) + "]";
     out += "); });\n}\n";

@@ -1,21 +1,20 @@
 #include "DiffTest.h"
 
-#include "tests/support/Tolerance.h"
-
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "codegen/cpu/CpuExecutable.h"
-#include "frontend/parser/Parser.h"
 #include "KernelEval.h"
+#include "codegen/cpu/CpuExecutable.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/KernelIR.h"
 #include "codegen/kernel/Lowering.h"
+#include "frontend/parser/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
+#include "runtime/reference/Interpreter.h"
+#include "tests/support/Tolerance.h"
 
 namespace graphc::difftest {
 
@@ -122,8 +121,8 @@ std::optional<std::string> checkSeed(uint64_t seed, const RandomGraphOptions& op
                               ir::toString(want[k].type())));
     for (int64_t i = 0; i < want[k].numel(); ++i)
       if (!isClose(got[k].getDouble(i), want[k].getDouble(i), outputTolerance(options.useF32)))
-        return fail(fmt::format("output {} element {}: {} after the pipeline, {} before\n{}", k, i,
-                                got[k].getDouble(i), want[k].getDouble(i), dump));
+        return fail(fmt::format("output {} element {}: {} after the pipeline, {} before\n{}", k, i, got[k].getDouble(i),
+                                want[k].getDouble(i), dump));
   }
   if (options.cpuBackend) {
     try {

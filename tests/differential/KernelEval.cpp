@@ -111,7 +111,8 @@ class Evaluator {
     switch (e->kind) {
       case Expr::Kind::Load: return inputs_[e->buffer].getDouble(offset(inputs_[e->buffer], e->index));
       case Expr::Kind::Const:  // this evaluator computes in double: exact for the graphs it is given
-        return ir::isFloat(e->dtype) ? runtime::reference::roundTo(e->dtype, e->value) : static_cast<double>(e->intValue);
+        return ir::isFloat(e->dtype) ? runtime::reference::roundTo(e->dtype, e->value)
+                                     : static_cast<double>(e->intValue);
       case Expr::Kind::Acc: return runtime::reference::roundTo(e->dtype, accumulator());
       case Expr::Kind::Select: {
         const int64_t i = index(e->index[0]);
@@ -139,9 +140,12 @@ class Evaluator {
     forEach(inner, k_.outer.size(), [&] {
       double v = value(e->args[0]);
       nan |= std::isnan(v);
-      if (e->op == ir::OpId::Amax) acc = std::max(acc, v);
-      else if (e->op == ir::OpId::Amin) acc = std::min(acc, v);
-      else acc += v;
+      if (e->op == ir::OpId::Amax)
+        acc = std::max(acc, v);
+      else if (e->op == ir::OpId::Amin)
+        acc = std::min(acc, v);
+      else
+        acc += v;
       ++count;
     });
     vars_ = saved;
@@ -156,7 +160,8 @@ class Evaluator {
     double acc = 0;
     for (int64_t k = 0; k < kSize; ++k) {
       vars_[static_cast<size_t>(g.kVar)] = k;
-      acc += inputs_[g.a].getDouble(offset(inputs_[g.a], g.aIndex)) * inputs_[g.b].getDouble(offset(inputs_[g.b], g.bIndex));
+      acc += inputs_[g.a].getDouble(offset(inputs_[g.a], g.aIndex)) *
+             inputs_[g.b].getDouble(offset(inputs_[g.b], g.bIndex));
     }
     return acc;
   }

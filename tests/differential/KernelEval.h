@@ -10,7 +10,8 @@
 
 namespace graphc::difftest {
 
-std::vector<runtime::Tensor> evaluateKernel(const codegen::kernel::Kernel& k, const std::vector<runtime::Tensor>& inputs,
+std::vector<runtime::Tensor> evaluateKernel(const codegen::kernel::Kernel& k,
+                                            const std::vector<runtime::Tensor>& inputs,
                                             const ir::SymbolBindings& sizes);
 
 }  // namespace graphc::difftest

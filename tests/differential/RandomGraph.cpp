@@ -36,8 +36,10 @@ class Generator {
     std::string signature;
     for (int k = 0; k < params; ++k) {
       Shape s = base;
-      if (chance(0.3)) s = {base[1]};                          // a broadcastable bias
-      else if (chance(0.25)) s = {pick(1, 3), base[0], base[1]};  // a batch
+      if (chance(0.3))
+        s = {base[1]};  // a broadcastable bias
+      else if (chance(0.25))
+        s = {pick(1, 3), base[0], base[1]};  // a batch
       Val v{fmt::format("p{}", k), s};
       signature += fmt::format("{}%{}: {}{}", k ? ", " : "", v.name, dtype_, shapeText(s));
       pool_.push_back(v);
@@ -111,7 +113,9 @@ class Generator {
         emit(fmt::format("%{} = {}(%{})", r, unary[pick(0, 9)], a.name), a.shape);
         return;
       }
-      case 2: emit(fmt::format("%{} = gelu(%{}){}", r, a.name, chance(0.5) ? " {approximate = \"tanh\"}" : ""), a.shape); return;
+      case 2:
+        emit(fmt::format("%{} = gelu(%{}){}", r, a.name, chance(0.5) ? " {approximate = \"tanh\"}" : ""), a.shape);
+        return;
       case 3:
       case 4: {
         static const char* binary[] = {"add", "sub", "mul", "maximum", "minimum"};
@@ -148,8 +152,10 @@ class Generator {
         for (int64_t k = 0; k < rank; ++k) {
           bool reduced = std::find(dims.begin(), dims.end(), k) != dims.end() ||
                          std::find(dims.begin(), dims.end(), k - rank) != dims.end();
-          if (!reduced) s.push_back(a.shape[k]);
-          else if (keep) s.push_back(1);
+          if (!reduced)
+            s.push_back(a.shape[k]);
+          else if (keep)
+            s.push_back(1);
         }
         emit(fmt::format("%{} = {}(%{}) {{dims = [{}], keepdim = {}}}", r, reduce[pick(0, 3)], a.name,
                          fmt::join(dims, ", "), keep ? "true" : "false"),
@@ -186,13 +192,14 @@ class Generator {
       case 11: {
         if (rank == 0) break;
         const int64_t in = a.shape.back(), outF = pick(1, 5);
-        out += pad + fmt::format("%{}_w = constant() {{value = [{}]}} : {}\n", r,
-                                 [&] {
-                                   std::vector<std::string> rows;
-                                   for (int64_t k = 0; k < outF; ++k) rows.push_back(constantList(in));
-                                   return fmt::format("{}", fmt::join(rows, ", "));
-                                 }(),
-                                 type({outF, in}));
+        out += pad + fmt::format(
+                         "%{}_w = constant() {{value = [{}]}} : {}\n", r,
+                         [&] {
+                           std::vector<std::string> rows;
+                           for (int64_t k = 0; k < outF; ++k) rows.push_back(constantList(in));
+                           return fmt::format("{}", fmt::join(rows, ", "));
+                         }(),
+                         type({outF, in}));
         out += pad + fmt::format("%{}_b = constant() {{value = {}}} : {}\n", r, constantList(outF), type({outF}));
         Shape s = a.shape;
         s.back() = outF;
@@ -274,7 +281,8 @@ class Generator {
           } else {
             std::vector<std::string> rows;
             for (int64_t k = 0; k < is[0]; ++k)
-              rows.push_back(fmt::format("[{}]", fmt::join(items.begin() + k * is[1], items.begin() + (k + 1) * is[1], ", ")));
+              rows.push_back(
+                  fmt::format("[{}]", fmt::join(items.begin() + k * is[1], items.begin() + (k + 1) * is[1], ", ")));
             list = fmt::format("[{}]", fmt::join(rows, ", "));
           }
           out += pad + fmt::format("%{}_i = constant() {{value = {}}} : i64{}\n", r, list, shapeText(is));
@@ -289,11 +297,13 @@ class Generator {
           for (int64_t k = rank; k-- > 1;) {
             std::vector<std::string> nested;
             for (size_t j = 0; j < flat.size(); j += static_cast<size_t>(s[k]))
-              nested.push_back(fmt::format("[{}]", fmt::join(flat.begin() + static_cast<std::ptrdiff_t>(j),
-                                                             flat.begin() + static_cast<std::ptrdiff_t>(j + s[k]), ", ")));
+              nested.push_back(
+                  fmt::format("[{}]", fmt::join(flat.begin() + static_cast<std::ptrdiff_t>(j),
+                                                flat.begin() + static_cast<std::ptrdiff_t>(j + s[k]), ", ")));
             flat = nested;
           }
-          out += pad + fmt::format("%{}_i = constant() {{value = [{}]}} : i32{}\n", r, fmt::join(flat, ", "), shapeText(s));
+          out += pad +
+                 fmt::format("%{}_i = constant() {{value = [{}]}} : i32{}\n", r, fmt::join(flat, ", "), shapeText(s));
           emit(fmt::format("%{} = gather(%{}, %{}_i) {{dim = {}}}", r, a.name, r, d), s);
         }
         return;

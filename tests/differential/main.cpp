@@ -21,11 +21,16 @@ int main(int argc, char** argv) {
   std::string saveDir;
   for (int k = 1; k < argc; ++k) {
     std::string arg = argv[k];
-    if (arg == "--count" && k + 1 < argc) count = std::strtoull(argv[++k], nullptr, 10);
-    else if (arg == "--seed" && k + 1 < argc) seed = std::strtoull(argv[++k], nullptr, 10);
-    else if (arg == "--save" && k + 1 < argc) saveDir = argv[++k];
-    else if (arg == "--f32") options.useF32 = true;
-    else if (arg == "--cpu") options.cpuBackend = true;
+    if (arg == "--count" && k + 1 < argc)
+      count = std::strtoull(argv[++k], nullptr, 10);
+    else if (arg == "--seed" && k + 1 < argc)
+      seed = std::strtoull(argv[++k], nullptr, 10);
+    else if (arg == "--save" && k + 1 < argc)
+      saveDir = argv[++k];
+    else if (arg == "--f32")
+      options.useF32 = true;
+    else if (arg == "--cpu")
+      options.cpuBackend = true;
     else {
       std::fprintf(stderr, "usage: graphc-difftest [--count N] [--seed S] [--f32] [--cpu] [--save DIR]\n");
       return 2;

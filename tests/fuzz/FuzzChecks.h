@@ -13,14 +13,14 @@
 #include <cstdlib>
 #include <string>
 
-#include "frontend/parser/Parser.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/KernelIR.h"
 #include "codegen/kernel/Lowering.h"
+#include "frontend/parser/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc::fuzz {
 

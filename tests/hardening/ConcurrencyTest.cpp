@@ -5,8 +5,6 @@
 // when its cancel flag is set; and a pool that cannot start every thread
 // runs with those it has. CI runs this binary under ThreadSanitizer too
 // (`cmake --preset tsan`), where a data race is a failure.
-#include <gtest/gtest.h>
-
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,11 +17,12 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
+#include "TestUtil.h"
 #include "frontend/api/graphc.h"
 #include "runtime/Random.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -52,7 +51,8 @@ void onThreads(int threads, Body body) {
 
 constexpr const char* kExp = "graph @g(%x: f32[N]) -> (f32[N]) {\n  %y = exp(%x)\n  return %y\n}\n";
 
-constexpr const char* kMlp = R"(graph @mlp(%x: f32[B, 64], %w1: f32[128, 64], %b1: f32[128], %w2: f32[16, 128], %b2: f32[16]) -> (f32[B, 16]) {
+constexpr const char* kMlp =
+    R"(graph @mlp(%x: f32[B, 64], %w1: f32[128, 64], %b1: f32[128], %w2: f32[16, 128], %b2: f32[16]) -> (f32[B, 16]) {
   %h = linear(%x, %w1, %b1)
   %a = relu(%h)
   %l = linear(%a, %w2, %b2)
@@ -76,7 +76,8 @@ TEST(ThreadPoolConcurrency, ManyCallersEachGetTheirOwnWorkDone) {
         EXPECT_LT(chunk, pool.size());
         for (int64_t i = begin; i < end; ++i) out[static_cast<size_t>(i)] = i * t;
       });
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[static_cast<size_t>(i)], i * t) << "thread " << t << " round " << round;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(out[static_cast<size_t>(i)], i * t) << "thread " << t << " round " << round;
     }
   });
 }

@@ -4,8 +4,6 @@
 // headers and data that do not fit, 100 KB diagnostic lines, empty amax
 // rows, eigh of NaN, an unsafe disk cache, a symlink where an output goes.
 // CI runs this binary under AddressSanitizer + UBSan too.
-#include <gtest/gtest.h>
-
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,19 +14,20 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
+#include "TestUtil.h"
+#include "codegen/BufferAssignment.h"
 #include "codegen/DiskCache.h"
-#include "frontend/parser/DiagnosticVerifier.h"
-#include "frontend/api/graphc.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/KernelIR.h"
 #include "codegen/kernel/Lowering.h"
-#include "codegen/BufferAssignment.h"
+#include "frontend/api/graphc.h"
+#include "frontend/parser/DiagnosticVerifier.h"
 #include "ir/SizeMath.h"
 #include "runtime/FileIO.h"
 #include "runtime/Npy.h"
 #include "runtime/Random.h"
-#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -100,20 +99,23 @@ TEST(SizeOverflow, SymbolicSizesThatOverflowAreARunError) {
   EXPECT_EQ(errorOf([&] { compile(Graph::parse(text), {.device = Device::Cpu}).run(in); }),
             "the buffer of 4*A*B*C bytes overflows int64 for A=2097152, B=2097152, C=1048576");
   // The reference materialises %t (16 TiB) first: out of memory, as an error.
-  EXPECT_TRUE(contains(errorOf([&] { compile(Graph::parse(text), {.device = Device::Reference}).run(in); }), "out of memory"));
+  EXPECT_TRUE(
+      contains(errorOf([&] { compile(Graph::parse(text), {.device = Device::Reference}).run(in); }), "out of memory"));
 }
 
 TEST(MemoryPlan, SymbolicSizesAreNotRoundedUpPerElement) {
   // f32[A, B, C] once took 8*A*B*C (the coefficient rounded to 8); each
   // buffer is now its exact size, aligned to 64 where it starts.
-  const codegen::Bytes f32 = codegen::Bytes::of({DType::F32, {ir::Dim::sym("A"), ir::Dim::sym("B"), ir::Dim::sym("C")}});
+  const codegen::Bytes f32 =
+      codegen::Bytes::of({DType::F32, {ir::Dim::sym("A"), ir::Dim::sym("B"), ir::Dim::sym("C")}});
   EXPECT_EQ(f32.str(), "4*A*B*C");
   const codegen::Bytes i8 = codegen::Bytes::of({DType::I8, {ir::Dim::sym("N")}});
   const codegen::ArenaOffset two = codegen::ArenaOffset{} + i8 + f32;
   const ir::SymbolBindings sizes{{"A", 3}, {"B", 5}, {"C", 7}, {"N", 10}};
   EXPECT_EQ(two.evaluate(sizes), 64 + 448);  // 10 bytes aligned to 64, then 420 aligned to 64
   EXPECT_EQ(two.str(), "align64(N) + align64(4*A*B*C)");
-  const codegen::ArenaOffset aligned = codegen::ArenaOffset{} + codegen::Bytes::of({DType::F32, {ir::Dim::sym("B"), ir::Dim::of(32)}});
+  const codegen::ArenaOffset aligned =
+      codegen::ArenaOffset{} + codegen::Bytes::of({DType::F32, {ir::Dim::sym("B"), ir::Dim::of(32)}});
   EXPECT_EQ(aligned.str(), "128*B");
   EXPECT_THROW((codegen::ArenaOffset{} + f32).evaluate({{"A", 1 << 30}, {"B", 1 << 30}, {"C", 1 << 30}}), ir::Error);
 }
@@ -133,16 +135,18 @@ TEST(Int64Constants, ExactThroughTheKernelIRAndEveryEmitter) {
   const std::vector<Tensor> want = compile(Graph::parse(text), {.device = Device::Reference}).run({x});
   const std::vector<Tensor> got = compile(Graph::parse(text), {.device = Device::Cpu}).run({x});
   for (size_t r = 0; r < want.size(); ++r)
-    for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(got[r].getInt(k), want[r].getInt(k)) << "output " << r << " element " << k;
-  EXPECT_EQ(want[0].getInt(0), 1);                      // minimum with INT64_MAX is the identity
-  EXPECT_EQ(want[1].getInt(0), 9007199254740994);       // 2^53 + 1 + 1, not 2^53 + 2 by accident of rounding
-  EXPECT_EQ(want[2].getInt(1), -2);                     // 2 * INT64_MAX wraps
+    for (int64_t k = 0; k < 4; ++k)
+      EXPECT_EQ(got[r].getInt(k), want[r].getInt(k)) << "output " << r << " element " << k;
+  EXPECT_EQ(want[0].getInt(0), 1);                 // minimum with INT64_MAX is the identity
+  EXPECT_EQ(want[1].getInt(0), 9007199254740994);  // 2^53 + 1 + 1, not 2^53 + 2 by accident of rounding
+  EXPECT_EQ(want[2].getInt(1), -2);                // 2 * INT64_MAX wraps
   EXPECT_EQ(want[3].getInt(3), -4);
 
   Executable exe = compile(Graph::parse(text));
   const ir::Graph& g = exe.optimized().entry();
   std::string printed;
-  for (const ir::Node* f : codegen::kernel::fusedOps(g.body)) printed += codegen::kernel::print(codegen::kernel::lower(*f));
+  for (const ir::Node* f : codegen::kernel::fusedOps(g.body))
+    printed += codegen::kernel::print(codegen::kernel::lower(*f));
   EXPECT_TRUE(contains(printed, "9223372036854775807")) << printed;
   EXPECT_TRUE(contains(printed, "9007199254740993")) << printed;
   EXPECT_TRUE(contains(printed, "-9223372036854775808")) << printed;
@@ -163,7 +167,8 @@ TEST(Int64Constants, NarrowIntegerConstantsWrapAsTheReferenceStoresThem) {
   const auto want = compile(Graph::parse(text), {.device = Device::Reference}).run({i, j});
   const auto got = compile(Graph::parse(text), {.device = Device::Cpu}).run({i, j});
   for (size_t r = 0; r < want.size(); ++r)
-    for (int64_t k = 0; k < 3; ++k) EXPECT_EQ(got[r].getInt(k), want[r].getInt(k)) << "output " << r << " element " << k;
+    for (int64_t k = 0; k < 3; ++k)
+      EXPECT_EQ(got[r].getInt(k), want[r].getInt(k)) << "output " << r << " element " << k;
 }
 
 // --- .npy ------------------------------------------------------------------------
@@ -183,8 +188,9 @@ std::string npyError(const std::string& bytes) {
 TEST(HostileNpy, LongHeadersParseWithoutRecursion) {
   // A 60 KB descr, a 30,000-entry shape, a rank-100,000 v2 header: each
   // once overflowed the stack inside std::regex.
-  EXPECT_TRUE(contains(npyError(npy("{'descr': '" + std::string(60000, 'x') + "', 'fortran_order': False, 'shape': (4,), }")),
-                       "unsupported dtype 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'"));
+  EXPECT_TRUE(
+      contains(npyError(npy("{'descr': '" + std::string(60000, 'x') + "', 'fortran_order': False, 'shape': (4,), }")),
+               "unsupported dtype 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'"));
   std::string shape;
   for (int k = 0; k < 30000; ++k) shape += "1, ";
   EXPECT_EQ(npyError(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }", "", 2)),
@@ -196,17 +202,23 @@ TEST(HostileNpy, LongHeadersParseWithoutRecursion) {
   // 64 dims is numpy's own limit and fine.
   std::string dims64;
   for (int k = 0; k < 64; ++k) dims64 += "1, ";
-  EXPECT_EQ(runtime::parseNpy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims64 + "), }", "abcd"), "t.npy").rank(), 64);
+  EXPECT_EQ(
+      runtime::parseNpy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims64 + "), }", "abcd"), "t.npy")
+          .rank(),
+      64);
 }
 
 TEST(HostileNpy, MalformedHeadersAreClearErrors) {
   EXPECT_EQ(npyError(npy("{'descr': '<f4', 'fortran_order': False}")), "t.npy: header has no 'shape'");
   EXPECT_EQ(npyError(npy("{'descr': '<f4', 'shape': (1,), 'fortran_order': False, 'extra': 1}")),
             "t.npy: unexpected key 'extra' in the header");
-  EXPECT_TRUE(contains(npyError(npy("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,)}")), "neither True nor False"));
+  EXPECT_TRUE(
+      contains(npyError(npy("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,)}")), "neither True nor False"));
   EXPECT_TRUE(contains(npyError(npy("{'descr': '<f4, 'fortran_order': False, 'shape': (1,)}")), "malformed header"));
-  EXPECT_TRUE(contains(npyError(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}")), "bad shape entry '-1'"));
-  EXPECT_TRUE(contains(npyError(npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}")), "structured"));
+  EXPECT_TRUE(
+      contains(npyError(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}")), "bad shape entry '-1'"));
+  EXPECT_TRUE(
+      contains(npyError(npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}")), "structured"));
   EXPECT_TRUE(contains(npyError(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}")),
                        "bad shape entry"));
   EXPECT_TRUE(contains(npyError(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4)}")),
@@ -223,8 +235,9 @@ TEST(HostileNpy, TheDataLengthIsCheckedBeforeAnythingIsAllocated) {
   }
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
-  EXPECT_EQ(errorOf([&] { runtime::readNpy((dir / "huge.npy").string()); }),
-            (dir / "huge.npy").string() + ": data holds 0 bytes but shape (1024, 1024, 1024, 9) of <f4 needs 38654705664");
+  EXPECT_EQ(
+      errorOf([&] { runtime::readNpy((dir / "huge.npy").string()); }),
+      (dir / "huge.npy").string() + ": data holds 0 bytes but shape (1024, 1024, 1024, 9) of <f4 needs 38654705664");
   EXPECT_TRUE(contains(npyError(npy(header, "abc")), "data holds 3 bytes"));
   rusage after{};
   getrusage(RUSAGE_SELF, &after);
@@ -233,7 +246,8 @@ TEST(HostileNpy, TheDataLengthIsCheckedBeforeAnythingIsAllocated) {
   EXPECT_TRUE(contains(errorOf([] { runtime::readNpy("/dev/zero"); }), "not a .npy file (bad magic)"));
   // One byte too many is an error too.
   {
-    std::ofstream(dir / "extra.npy", std::ios::binary) << npy("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }", "abc");
+    std::ofstream(dir / "extra.npy", std::ios::binary)
+        << npy("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }", "abc");
   }
   EXPECT_TRUE(contains(errorOf([&] { runtime::readNpy((dir / "extra.npy").string()); }), "data holds 3 bytes"));
   fs::remove_all(dir);
@@ -293,7 +307,8 @@ TEST(HostileDiagnostics, ALongLineIsQuotedAsAWindowAroundTheColumn) {
   // The caret sits under the column it names, inside the window.
   const std::string far = std::string(1000, ' ') + "%y = relu(%q)";
   ir::DiagnosticEngine farDiags;
-  EXPECT_FALSE(frontend::parseString("graph @g(%x: f32[4]) -> (f32[4]) {" + far + " return %y }\n", farDiags, "far.graph"));
+  EXPECT_FALSE(
+      frontend::parseString("graph @g(%x: f32[4]) -> (f32[4]) {" + far + " return %y }\n", farDiags, "far.graph"));
   const std::string farShown = ir::format(farDiags.all().at(0));
   const size_t caretLine = farShown.rfind('\n', farShown.size() - 2) + 1;
   const size_t sourceLine = farShown.find('\n') + 1;
@@ -313,7 +328,8 @@ TEST(HostileDiagnostics, AHundredKilobyteExpectationLineIsRead) {
   auto buffer = std::make_shared<ir::SourceBuffer>();
   buffer->name = "t.graph";
   const std::string text(100'000, 'y');
-  buffer->text = "// expected-error@+1 {{" + text + "}}\nline two\n// expected-error@+999999999999 {{overflowing offset}}\n";
+  buffer->text =
+      "// expected-error@+1 {{" + text + "}}\nline two\n// expected-error@+999999999999 {{overflowing offset}}\n";
   ir::Diagnostic produced{ir::Severity::Error, ir::SourceLoc{buffer, 2, 1}, "x" + text + "x", {}};
   EXPECT_EQ(frontend::verifyDiagnostics(*buffer, {produced}), "");
 }
@@ -336,7 +352,8 @@ TEST(BackendsAgree, AmaxOverAnEmptyDimHasNoIdentityOnEveryDevice) {
 }
 
 TEST(BackendsAgree, EighOfNaNOrInfIsOneErrorOnEveryPath) {
-  const char* text = "graph @g(%a: f64[2, N, N]) -> (f64[2, N], f64[2, N, N]) {\n  %w, %v = eigh(%a)\n  return %w, %v\n}\n";
+  const char* text =
+      "graph @g(%a: f64[2, N, N]) -> (f64[2, N], f64[2, N, N]) {\n  %w, %v = eigh(%a)\n  return %w, %v\n}\n";
   for (int64_t n : {4, 40}) {  // the cpu backend's Jacobi path, and its LAPACK path
     Tensor a(DType::F64, {2, n, n});
     for (int64_t i = 0; i < n; ++i) a.setDouble((n + i) * n + i, 1.0);
@@ -360,12 +377,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -379,7 +400,7 @@ TEST(DiskCache, DirectoriesAndEntriesArePrivate) {
   const std::optional<fs::path> dir = codegen::cacheDirectory("cpu");
   ASSERT_TRUE(dir);
   EXPECT_EQ(*dir, root / "cpu");
-  struct stat info {};
+  struct stat info{};
   ASSERT_EQ(stat(dir->c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0700u);
   const std::string key = codegen::cacheKey("kernel text");

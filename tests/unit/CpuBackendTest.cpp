@@ -4,23 +4,22 @@
 // outputs are poisoned before each run so that an element a kernel fails to
 // write shows up, and two runs must agree bit for bit (no order-dependent
 // parallel reductions). Plus capture/replay and input validation.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "codegen/cpu/CpuExecutable.h"
-#include "frontend/parser/Parser.h"
-#include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
-#include "runtime/Npy.h"
-#include "runtime/Random.h"
 #include "GoldenCases.h"
 #include "ProjectGraphs.h"
 #include "TestUtil.h"
+#include "codegen/cpu/CpuExecutable.h"
+#include "frontend/parser/Parser.h"
+#include "passes/PassManager.h"
+#include "runtime/Npy.h"
+#include "runtime/Random.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc {
 namespace {
@@ -55,7 +54,8 @@ TEST_P(CpuGolden, MatchesReferenceAndPyTorch) {
     inputs.push_back(runtime::readNpy((testing::kGoldenCases / (name + ".in" + std::to_string(k) + ".npy")).string()));
 
   auto executable = codegen::cpu::compileGraph(g);
-  std::vector<runtime::Tensor> first = testing::poisonedOutputs(g, inputs), second = testing::poisonedOutputs(g, inputs);
+  std::vector<runtime::Tensor> first = testing::poisonedOutputs(g, inputs),
+                               second = testing::poisonedOutputs(g, inputs);
   executable->capture(inputs, first);
   executable->replay();
   executable->capture(inputs, second);
@@ -64,7 +64,8 @@ TEST_P(CpuGolden, MatchesReferenceAndPyTorch) {
   const bool isEigh = name.rfind("eigh", 0) == 0;
   for (size_t k = 0; k < first.size(); ++k) {
     EXPECT_TRUE(bitwiseEqual(first[k], second[k])) << name << " output " << k << " differs from run to run";
-    runtime::Tensor torch = runtime::readNpy((testing::kGoldenCases / (name + ".out" + std::to_string(k) + ".npy")).string());
+    runtime::Tensor torch =
+        runtime::readNpy((testing::kGoldenCases / (name + ".out" + std::to_string(k) + ".npy")).string());
     testing::Tolerance tol = testing::defaultTolerance(torch.dtype());
     if (isEigh) tol = {tol.rtol * 10, tol.atol * 10};  // a different solver (Jacobi or LAPACK in f32)
     const runtime::Tensor actual = isEigh && k == 1 ? testing::alignColumns(first[k], reference[k]) : first[k];
@@ -88,9 +89,10 @@ graph @mlp(%x: f32[B, 16], %w1: f32[32, 16], %b1: f32[32], %w2: f32[4, 32], %b2:
 )";
 
 std::vector<runtime::Tensor> mlpInputs(int64_t batch, uint64_t seed) {
-  return {runtime::randomTensor(ir::DType::F32, {batch, 16}, seed), runtime::randomTensor(ir::DType::F32, {32, 16}, seed + 1),
-          runtime::randomTensor(ir::DType::F32, {32}, seed + 2), runtime::randomTensor(ir::DType::F32, {4, 32}, seed + 3),
-          runtime::randomTensor(ir::DType::F32, {4}, seed + 4)};
+  return {
+      runtime::randomTensor(ir::DType::F32, {batch, 16}, seed),
+      runtime::randomTensor(ir::DType::F32, {32, 16}, seed + 1), runtime::randomTensor(ir::DType::F32, {32}, seed + 2),
+      runtime::randomTensor(ir::DType::F32, {4, 32}, seed + 3), runtime::randomTensor(ir::DType::F32, {4}, seed + 4)};
 }
 
 TEST(CpuExecutable, ReplaySeesNewInputValuesWithoutRebinding) {
@@ -174,7 +176,8 @@ TEST(CpuExecutable, GemmTilingPathsMatchReference) {
     auto exe = codegen::cpu::compileGraph(*m->entry());
     std::vector<runtime::Tensor> inputs;
     for (const auto& p : m->entry()->body.params())
-      inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), 11 + static_cast<uint64_t>(p->index())));
+      inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type),
+                                             11 + static_cast<uint64_t>(p->index())));
     std::vector<runtime::Tensor> out = testing::poisonedOutputs(*m->entry(), inputs);
     exe->capture(inputs, out);
     exe->replay();
@@ -220,13 +223,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 class CpuProjectGraph : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CpuProjectGraph, MatchesReference) {
   const std::string param = GetParam();
   const size_t hash = param.rfind('#');
-  const std::string chunk = testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))];
+  const std::string chunk =
+      testing::chunksOf(fs::path(GRAPHC_SOURCE_DIR) / param.substr(0, hash))[std::stoul(param.substr(hash + 1))];
   auto original = testing::parseOk(chunk);
   auto m = testing::optimisedOk(chunk);
   ASSERT_TRUE(original && m);
@@ -240,7 +243,8 @@ TEST_P(CpuProjectGraph, MatchesReference) {
   bool hasEigh = false;
   for (const auto& n : g.body.nodes()) hasEigh |= n->op == ir::OpId::Eigh;
   for (size_t k = 0; k < want.size(); ++k) {
-    const bool vectors = hasEigh && outputs[k].rank() >= 2 && outputs[k].shape().back() == outputs[k].shape()[outputs[k].rank() - 2];
+    const bool vectors =
+        hasEigh && outputs[k].rank() >= 2 && outputs[k].shape().back() == outputs[k].shape()[outputs[k].rank() - 2];
     const runtime::Tensor got = vectors ? testing::alignColumns(outputs[k], want[k]) : outputs[k];
     testing::Tolerance tol = testing::defaultTolerance(want[k].dtype());
     if (hasEigh) tol = {tol.rtol * 10, tol.atol * 10};

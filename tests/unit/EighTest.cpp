@@ -3,17 +3,16 @@
 // reference, for batched 2×2 … 64×64, on the reference interpreter, on the
 // cpu backend's two solvers (batched Jacobi, LAPACK in parallel) and on a
 // graph compiled for the cpu backend (which picks a solver by n).
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <random>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
+#include "TestUtil.h"
 #include "codegen/cpu/CpuExecutable.h"
 #include "runtime/cpu/Eigh.h"
 #include "runtime/reference/Interpreter.h"
-#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -37,14 +36,16 @@ std::vector<Tensor> runEigh(DType dtype, int64_t batch, int64_t n, const std::st
     w.fillBytes(0xff);
     v.fillBytes(0xff);
     auto& pool = runtime::ThreadPool::global();
-    if (solver == "jacobi") runtime::cpu::eighJacobi(a, uplo[0], w, v, pool);
-    else runtime::cpu::eighLapack(a, uplo[0], w, v, pool);
+    if (solver == "jacobi")
+      runtime::cpu::eighJacobi(a, uplo[0], w, v, pool);
+    else
+      runtime::cpu::eighLapack(a, uplo[0], w, v, pool);
     return {w, v};
   }
-  auto m = testing::parseOk(fmt::format(
-      "graph @g(%a: {0}[{1}, {2}, {2}]) -> ({0}[{1}, {2}], {0}[{1}, {2}, {2}]) {{\n"
-      "  %w, %v = eigh(%a) {{uplo = \"{3}\"}}\n  return %w, %v\n}}\n",
-      ir::dtypeName(dtype), batch, n, uplo));
+  auto m =
+      testing::parseOk(fmt::format("graph @g(%a: {0}[{1}, {2}, {2}]) -> ({0}[{1}, {2}], {0}[{1}, {2}, {2}]) {{\n"
+                                   "  %w, %v = eigh(%a) {{uplo = \"{3}\"}}\n  return %w, %v\n}}\n",
+                                   ir::dtypeName(dtype), batch, n, uplo));
   if (solver == "cpu") return codegen::cpu::compileGraph(*m->entry())->run({a});
   return runtime::interpret(*m->entry(), {a});
 }

@@ -3,21 +3,20 @@
 // pipeline and the backends; compiled(fn) guards, recompiles once per new
 // static size and never for a dynamic dim, and falls back past its limit;
 // debug dumps hold every pass's IR and the kernels' source, and re-parse.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
+#include "TestUtil.h"
 #include "frontend/api/DebugDump.h"
-#include "frontend/parser/Parser.h"
 #include "frontend/api/graphc.h"
+#include "frontend/parser/Parser.h"
 #include "ir/Dot.h"
 #include "runtime/Random.h"
-#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -32,7 +31,8 @@ Tensor rand(std::vector<int64_t> shape, uint64_t seed, DType dtype = DType::F32)
 
 void expectClose(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
   ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(allClose(got[k], want[k], defaultTolerance(want[k].dtype()))) << "output " << k;
+  for (size_t k = 0; k < got.size(); ++k)
+    EXPECT_TRUE(allClose(got[k], want[k], defaultTolerance(want[k].dtype()))) << "output " << k;
 }
 
 TracedTensor mlp(TracedTensor x, TracedTensor w1, TracedTensor b1, TracedTensor w2, TracedTensor b2) {
@@ -53,14 +53,15 @@ std::vector<Tensor> mlpInputs(int64_t batch) {
 
 TEST(TracerTest, TracesTheGraphTheParserWouldRead) {
   Graph g = trace(mlp, kMlpSpecs, "mlp");
-  EXPECT_EQ(g.text(),
-            "graph @mlp(%x: f32[B, 16], %w1: f32[32, 16], %b1: f32[32], %w2: f32[4, 32], %b2: f32[4]) -> (f32[B, 4]) {\n"
-            "  %0 = linear(%x, %w1, %b1) : f32[B, 32]\n"
-            "  %1 = relu(%0) : f32[B, 32]\n"
-            "  %2 = linear(%1, %w2, %b2) : f32[B, 4]\n"
-            "  %3 = softmax(%2) {dim = -1} : f32[B, 4]\n"
-            "  return %3\n"
-            "}\n");
+  EXPECT_EQ(
+      g.text(),
+      "graph @mlp(%x: f32[B, 16], %w1: f32[32, 16], %b1: f32[32], %w2: f32[4, 32], %b2: f32[4]) -> (f32[B, 4]) {\n"
+      "  %0 = linear(%x, %w1, %b1) : f32[B, 32]\n"
+      "  %1 = relu(%0) : f32[B, 32]\n"
+      "  %2 = linear(%1, %w2, %b2) : f32[B, 4]\n"
+      "  %3 = softmax(%2) {dim = -1} : f32[B, 4]\n"
+      "  return %3\n"
+      "}\n");
   EXPECT_EQ(Graph::parse(g.text()).text(), g.text());
 }
 
@@ -75,16 +76,47 @@ TEST(TracerTest, TakesAListOrSpreadArgumentsAndReturnsTuples) {
 TEST(TracerTest, EveryOpTracesAndCompilesToWhatTheReferenceComputes) {
   auto fn = [](TracedTensor x, TracedTensor y, TracedTensor m) {
     TracedTensor p = abs(x) + 1.0;
-    TracedList outs{neg(x),          exp(x * 0.1),          log(p),         sqrt(p),         rsqrt(p),
-                    sin(x),          cos(x),                tanh(x),        sigmoid(x),      relu(x),
-                    gelu(x),         gelu(x, "tanh"),       silu(x),        erf(x),          reciprocal(p),
-                    x - y,           x / p,                 pow(p, y),      maximum(x, y),   minimum(x, y),
-                    cast(x > y, DType::F32), cast((eq(x, x) & ne(x, y)) | ~(x <= y), DType::F32),
-                    where(x >= y, x, y), clamp(x, -0.5, 0.5), sum(x, {1}), mean(x, {0}, true), amax(x), amin(x, {1}),
-                    softmax(x, 1),   log_softmax(x, 0),     layer_norm(x, y, y), matmul(x, transpose(y, 0, 1)),
-                    linear(x, y),    reshape(x, {5, -1}),   permute(x, {1, 0}), expand(unsqueeze(sum(x), 0), {3}),
-                    slice(x, 1, 1, 4, 2), concat({x, y}, 0), squeeze(unsqueeze(x, 0), 0),
-                    constant(testing::tensorOf(DType::F32, {2}, {1.5, -2.0})), full(0.25, DType::F32, {2, 2})};
+    TracedList outs{neg(x),
+                    exp(x * 0.1),
+                    log(p),
+                    sqrt(p),
+                    rsqrt(p),
+                    sin(x),
+                    cos(x),
+                    tanh(x),
+                    sigmoid(x),
+                    relu(x),
+                    gelu(x),
+                    gelu(x, "tanh"),
+                    silu(x),
+                    erf(x),
+                    reciprocal(p),
+                    x - y,
+                    x / p,
+                    pow(p, y),
+                    maximum(x, y),
+                    minimum(x, y),
+                    cast(x > y, DType::F32),
+                    cast((eq(x, x) & ne(x, y)) | ~(x <= y), DType::F32),
+                    where(x >= y, x, y),
+                    clamp(x, -0.5, 0.5),
+                    sum(x, {1}),
+                    mean(x, {0}, true),
+                    amax(x),
+                    amin(x, {1}),
+                    softmax(x, 1),
+                    log_softmax(x, 0),
+                    layer_norm(x, y, y),
+                    matmul(x, transpose(y, 0, 1)),
+                    linear(x, y),
+                    reshape(x, {5, -1}),
+                    permute(x, {1, 0}),
+                    expand(unsqueeze(sum(x), 0), {3}),
+                    slice(x, 1, 1, 4, 2),
+                    concat({x, y}, 0),
+                    squeeze(unsqueeze(x, 0), 0),
+                    constant(testing::tensorOf(DType::F32, {2}, {1.5, -2.0})),
+                    full(0.25, DType::F32, {2, 2})};
     auto [vals, vecs] = eigh(m);
     outs.push_back(vals);
     outs.push_back(abs(vecs));  // eigenvectors are defined up to sign
@@ -107,7 +139,8 @@ TEST(TracerTest, CondLiftsOuterValuesThroughNestedBranches) {
     return cond(
                p,
                [&](TracedTensor a) {
-                 return cond(q, [&](TracedTensor b) { return b * w; }, [&](TracedTensor b) { return b + w; }, {a})
+                 return cond(
+                            q, [&](TracedTensor b) { return b * w; }, [&](TracedTensor b) { return b + w; }, {a})
                      .front();
                },
                [&](TracedTensor a) { return relu(a); }, {x})
@@ -149,7 +182,7 @@ TEST(TracerTest, ATypeErrorIsLocatedAtTheCallingLine) {
 TEST(TracerTest, MisusedTracedTensorsAreClearErrors) {
   TracedTensor kept;
   trace([&](TracedTensor a) { return kept = relu(a); }, {{DType::F32, {2}, "a"}});
-  EXPECT_THROW(relu(kept), Error);      // outside any trace
+  EXPECT_THROW(relu(kept), Error);  // outside any trace
   EXPECT_THROW((void)kept.type(), Error);
   try {
     trace([&](TracedTensor a) { return a + kept; }, {{DType::F32, {2}, "a"}});
@@ -169,9 +202,9 @@ TEST(TracerTest, MisusedTracedTensorsAreClearErrors) {
   } catch (const CompileError& e) {
     EXPECT_NE(std::string(e.what()).find("inside a cond branch"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(trace([](TracedTensor a) { return trace([](TracedTensor b) { return b; }, {}), a; },
-                     {{DType::F32, {2}, "a"}}),
-               Error);
+  EXPECT_THROW(
+      trace([](TracedTensor a) { return trace([](TracedTensor b) { return b; }, {}), a; }, {{DType::F32, {2}, "a"}}),
+      Error);
   EXPECT_THROW(trace([](TracedTensor a) { return a; }, {{DType::F32, {2}, "a"}, {DType::F32, {2}, "b"}}), Error)
       << "arity mismatch";
   EXPECT_THROW(trace([](TracedTensor a, TracedTensor p) { return cond(p, BranchFn{}, BranchFn{}, {a}); },

@@ -2,13 +2,13 @@
 // habit), and the results of the fused graphs against the unfused ones.
 #include <gtest/gtest.h>
 
+#include "TestUtil.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/KernelIR.h"
 #include "codegen/kernel/Lowering.h"
 #include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
-#include "TestUtil.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc {
 namespace {
@@ -143,7 +143,8 @@ TEST(Fusion, AdagradStepIsOneKernelWithTwoResults) {
 
 TEST(Fusion, MlpExampleIsThreeKernels) {
   ir::DiagnosticEngine diags;
-  auto m = frontend::parse(frontend::readSourceFile(std::string(GRAPHC_SOURCE_DIR) + "/examples/mlp.graph", diags), diags);
+  auto m =
+      frontend::parse(frontend::readSourceFile(std::string(GRAPHC_SOURCE_DIR) + "/examples/mlp.graph", diags), diags);
   ASSERT_TRUE(m);
   auto kernels = kernelsAfterPipeline(*m);
   std::vector<std::string> names;

@@ -2,16 +2,16 @@
 // (tests/golden/make_goldens.py wrote the cases with Debian's python3-torch).
 // Outputs are compared with torch's default tolerances; eigenvectors up to
 // the sign of each column, which eigh leaves free.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 
-#include "frontend/parser/Parser.h"
-#include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
-#include "runtime/Npy.h"
+#include <gtest/gtest.h>
+
 #include "GoldenCases.h"
 #include "TestUtil.h"
+#include "frontend/parser/Parser.h"
+#include "passes/PassManager.h"
+#include "runtime/Npy.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc {
 namespace {
@@ -47,7 +47,8 @@ void Golden::check(bool optimise) {
   ASSERT_EQ(outputs.size(), g.resultTypes.size());
   const bool isEigh = name.rfind("eigh", 0) == 0;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    runtime::Tensor expected = runtime::readNpy((testing::kGoldenCases / (name + ".out" + std::to_string(k) + ".npy")).string());
+    runtime::Tensor expected =
+        runtime::readNpy((testing::kGoldenCases / (name + ".out" + std::to_string(k) + ".npy")).string());
     runtime::Tensor actual = isEigh && k == 1 ? testing::alignColumns(outputs[k], expected) : outputs[k];
     testing::Tolerance tol = testing::defaultTolerance(expected.dtype());
     if (isEigh) tol = {tol.rtol * 10, tol.atol * 10};  // LAPACK builds differ in the last bits
@@ -63,7 +64,8 @@ TEST(GoldenCoverage, EveryOpAndDTypeHasACase) {
   std::set<std::string> seen;
   for (const std::string& name : testing::goldenCaseNames()) {
     ir::DiagnosticEngine diags;
-    auto m = frontend::parse(frontend::readSourceFile((testing::kGoldenCases / (name + ".graph")).string(), diags), diags);
+    auto m =
+        frontend::parse(frontend::readSourceFile((testing::kGoldenCases / (name + ".graph")).string(), diags), diags);
     ASSERT_TRUE(m) << name;
     std::function<void(const ir::Region&)> walk = [&](const ir::Region& r) {
       for (const auto& n : r.nodes()) {

@@ -1,8 +1,8 @@
 // f16/bf16 conversions: exact values, rounding to nearest even, overflow,
 // subnormals, and float→half→float identity on every half pattern.
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "runtime/Half.h"
 
@@ -15,9 +15,9 @@ TEST(Half, KnownValues) {
   EXPECT_EQ(floatToF16(65504.0f), 0x7bff);
   EXPECT_EQ(floatToF16(65520.0f), 0x7c00);  // rounds up past the largest half: infinity
   EXPECT_EQ(floatToF16(65519.0f), 0x7bff);
-  EXPECT_EQ(floatToF16(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
-  EXPECT_EQ(floatToF16(std::ldexp(1.0f, -25)), 0x0000);  // halfway to zero: ties to even
-  EXPECT_EQ(floatToF16(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 ulp: ties to even (2)
+  EXPECT_EQ(floatToF16(std::ldexp(1.0f, -24)), 0x0001);         // smallest subnormal
+  EXPECT_EQ(floatToF16(std::ldexp(1.0f, -25)), 0x0000);         // halfway to zero: ties to even
+  EXPECT_EQ(floatToF16(std::ldexp(3.0f, -25)), 0x0002);         // 1.5 ulp: ties to even (2)
   EXPECT_EQ(floatToF16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie, even stays
   EXPECT_EQ(floatToF16(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // tie, odd rounds up
   EXPECT_TRUE(std::isnan(f16ToFloat(floatToF16(NAN))));

@@ -2,8 +2,8 @@
 // symbolic sizes, cond and fused regions, integer wrap-around.
 #include <gtest/gtest.h>
 
-#include "runtime/reference/Interpreter.h"
 #include "TestUtil.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace graphc {
 namespace {
@@ -70,8 +70,10 @@ graph @g(%p: bool[], %x: f32[3]) -> (f32[3]) {
   ASSERT_TRUE(ok);
   Tensor x = tensorOf(DType::F32, {3}, {1, -2, 3});
   Tensor yes = tensorOf(DType::Bool, {}, {1}), no = tensorOf(DType::Bool, {}, {0});
-  EXPECT_TRUE(testing::allClose(runtime::interpret(*ok->entry(), {yes, x})[0], tensorOf(DType::F32, {3}, {2, -4, 6}), {0, 0}));
-  EXPECT_TRUE(testing::allClose(runtime::interpret(*ok->entry(), {no, x})[0], tensorOf(DType::F32, {3}, {-1, 2, -3}), {0, 0}));
+  EXPECT_TRUE(
+      testing::allClose(runtime::interpret(*ok->entry(), {yes, x})[0], tensorOf(DType::F32, {3}, {2, -4, 6}), {0, 0}));
+  EXPECT_TRUE(
+      testing::allClose(runtime::interpret(*ok->entry(), {no, x})[0], tensorOf(DType::F32, {3}, {-1, 2, -3}), {0, 0}));
 }
 
 TEST(Interpreter, FusedRunsItsBody) {

@@ -1,13 +1,13 @@
 // .npy I/O: every dtype round-trips, files numpy wrote are read, malformed
 // files give clear errors.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 
+#include <gtest/gtest.h>
+
+#include "TestUtil.h"
 #include "ir/Diagnostics.h"
 #include "runtime/Npy.h"
-#include "TestUtil.h"
 
 namespace graphc::runtime {
 namespace {
@@ -47,8 +47,7 @@ TEST(Npy, MalformedFilesAreClearErrors) {
   std::string good = serializeNpy(x);
   EXPECT_EQ(errorOf("hello"), "t.npy: not a .npy file (bad magic)");
   EXPECT_EQ(errorOf(good.substr(0, 20)), "t.npy: truncated header");
-  EXPECT_EQ(errorOf(good.substr(0, good.size() - 1)),
-            "t.npy: data holds 15 bytes but shape (2, 2) of <f4 needs 16");
+  EXPECT_EQ(errorOf(good.substr(0, good.size() - 1)), "t.npy: data holds 15 bytes but shape (2, 2) of <f4 needs 16");
   std::string complexDescr = good;
   complexDescr.replace(complexDescr.find("<f4"), 3, "<c8");
   EXPECT_NE(errorOf(complexDescr).find("unsupported dtype '<c8'"), std::string::npos);

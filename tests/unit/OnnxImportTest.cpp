@@ -3,20 +3,18 @@
 // at import time; and one test per class of model it rejects, each
 // checking the message, its place in the listing and, for what graphc does
 // not support, the feature the conformance report counts.
-#include <gtest/gtest.h>
-
-#include <onnx/onnx_pb.h>
-
-#include <fmt/format.h>
-
 #include <fstream>
 #include <variant>
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "TestUtil.h"
 #include "frontend/api/Api.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "ir/Printer.h"
 #include "runtime/reference/Interpreter.h"
-#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -31,8 +29,10 @@ onnx::ValueInfoProto valueInfo(const std::string& name, int32_t elemType, const 
   auto* shape = tensor->mutable_shape();
   for (const Dim& d : dims) {
     auto* dim = shape->add_dim();
-    if (std::holds_alternative<int64_t>(d)) dim->set_dim_value(std::get<int64_t>(d));
-    else if (!std::get<std::string>(d).empty()) dim->set_dim_param(std::get<std::string>(d));
+    if (std::holds_alternative<int64_t>(d))
+      dim->set_dim_value(std::get<int64_t>(d));
+    else if (!std::get<std::string>(d).empty())
+      dim->set_dim_param(std::get<std::string>(d));
   }
   return v;
 }
@@ -384,26 +384,30 @@ TEST(OnnxImportRejects, AnUnsupportedOpNamingTheNodeAtItsLine) {
   addNode(g, "Conv", {"4", "fc.weight"}, {"5"}, "conv1");
   Imported m = import(model(g));
   EXPECT_FALSE(m.result.module);
-  EXPECT_EQ(m.errors, "model.onnx:4:3: error: unsupported op 'Conv' (node 'conv1')\n    conv1: Conv(4, fc.weight) -> 5\n    ^\n");
+  EXPECT_EQ(m.errors,
+            "model.onnx:4:3: error: unsupported op 'Conv' (node 'conv1')\n    conv1: Conv(4, fc.weight) -> 5\n    ^\n");
   EXPECT_EQ(m.result.unsupported, std::vector<std::string>{"op Conv"});
 }
 
 TEST(OnnxImportRejects, AnOpOfAnotherDomain) {
   onnx::GraphProto g = mlpGraph();
   addNode(g, "FusedGemm", {"4"}, {"5"}, "ms")->set_domain("com.microsoft");
-  expectRejected(model(g), "unsupported op 'FusedGemm' of domain 'com.microsoft' (node 'ms')", "4:3", "op com.microsoft.FusedGemm");
+  expectRejected(model(g), "unsupported op 'FusedGemm' of domain 'com.microsoft' (node 'ms')", "4:3",
+                 "op com.microsoft.FusedGemm");
 }
 
 TEST(OnnxImportRejects, AnAttributeTheConverterDoesNotRead) {
   onnx::GraphProto g = mlpGraph();
   intAttr(g.mutable_node(1), "frobnicate", 1);
-  expectRejected(model(g), "'Relu' attribute 'frobnicate' is not supported (node 'relu')", "3:3", "Relu attribute frobnicate");
+  expectRejected(model(g), "'Relu' attribute 'frobnicate' is not supported (node 'relu')", "3:3",
+                 "Relu attribute frobnicate");
 }
 
 TEST(OnnxImportRejects, AnInputOfADTypeGraphcLacks) {
   onnx::GraphProto g = mlpGraph();
   *g.mutable_input(0) = valueInfo("input.1", onnx::TensorProto::UINT8, {int64_t{2}, int64_t{4}});
-  expectRejected(model(g), "graph input 'input.1' has dtype uint8, which graphc does not support", "1:1", "dtype uint8");
+  expectRejected(model(g), "graph input 'input.1' has dtype uint8, which graphc does not support", "1:1",
+                 "dtype uint8");
 }
 
 TEST(OnnxImportRejects, AnInputOfUnknownRankOrNotATensor) {
@@ -418,7 +422,8 @@ TEST(OnnxImportRejects, AnInputOfUnknownRankOrNotATensor) {
 TEST(OnnxImportRejects, ANameUsedBeforeItIsDefined) {
   onnx::GraphProto g = mlpGraph();
   g.mutable_node(1)->set_input(0, "nowhere");
-  expectRejected(model(g), "'nowhere' is used before it is defined (ONNX lists nodes in topological order) (node 'relu')", "3:3");
+  expectRejected(model(g),
+                 "'nowhere' is used before it is defined (ONNX lists nodes in topological order) (node 'relu')", "3:3");
 }
 
 TEST(OnnxImportRejects, AMissingRequiredInput) {
@@ -475,7 +480,9 @@ TEST(OnnxImportRejects, AnIfWhoseBranchesDiffer) {
   onnx::GraphProto* elseBranch = g.mutable_node(2)->mutable_attribute(1)->mutable_g();
   elseBranch->mutable_node(0)->set_op_type("Less");  // bool, not f32
   *elseBranch->mutable_output(0) = valueInfo("else_branch_out", onnx::TensorProto::BOOL, {int64_t{3}});
-  expectRejected(model(g), "'If': the branches of 'cond' return different types: then (f32[3]) vs else (bool[3]) (node 'choose')", "4:3");
+  expectRejected(model(g),
+                 "'If': the branches of 'cond' return different types: then (f32[3]) vs else (bool[3]) (node 'choose')",
+                 "4:3");
 }
 
 TEST(OnnxImportRejects, AnIfOnANonBoolCondition) {
@@ -486,20 +493,23 @@ TEST(OnnxImportRejects, AnIfOnANonBoolCondition) {
 
 TEST(OnnxImportRejects, ASubgraphWithInputs) {
   onnx::GraphProto g = ifGraph(false);
-  *g.mutable_node(2)->mutable_attribute(0)->mutable_g()->add_input() = valueInfo("i", onnx::TensorProto::FLOAT, {int64_t{1}});
+  *g.mutable_node(2)->mutable_attribute(0)->mutable_g()->add_input() =
+      valueInfo("i", onnx::TensorProto::FLOAT, {int64_t{1}});
   expectRejected(model(g), "subgraphs with inputs (Loop, Scan bodies) are not supported (node 'choose')", "4:3",
                  "subgraph inputs");
 }
 
 TEST(OnnxImportRejects, AnAttributeValueOutOfItsDomain) {
-  expectRejected(model(geluGraph("erf"), 20), "'Gelu': attribute 'approximate' must be \"none\" or \"tanh\", got \"erf\"", "2:3");
+  expectRejected(model(geluGraph("erf"), 20),
+                 "'Gelu': attribute 'approximate' must be \"none\" or \"tanh\", got \"erf\"", "2:3");
 }
 
 TEST(OnnxImportRejects, AShapeInputWithoutAValueOrWithAValueOfTheWrongType) {
   expectRejected(model(reshapeGraph()), "'Reshape': the shape ('shape') must be known when the graph is built", "2:3");
   runtime::Tensor wrong(DType::I32, {2});
-  expectRejected(model(reshapeGraph()), "the value given for input 'shape' is i32[2], the model declares i64[2] (node 'reshape')",
-                 "2:3", "", {.knownInputs = {{"shape", wrong}}});
+  expectRejected(model(reshapeGraph()),
+                 "the value given for input 'shape' is i32[2], the model declares i64[2] (node 'reshape')", "2:3", "",
+                 {.knownInputs = {{"shape", wrong}}});
 }
 
 TEST(OnnxImportRejects, TensorProtoFilesThatAreMalformedOrOfAnUnsupportedDType) {

@@ -2,8 +2,8 @@
 // and the printer's fixed point.
 #include <gtest/gtest.h>
 
-#include "ir/Printer.h"
 #include "TestUtil.h"
+#include "ir/Printer.h"
 
 namespace graphc {
 namespace {
@@ -58,8 +58,8 @@ graph @g(%x: f16[3], %c: bool[3], %i: i32[3]) -> (f16[3], i32[3]) {
 
 TEST(Parser, ErrorsCarryLineColumnSourceAndCaret) {
   ir::DiagnosticEngine diags;
-  auto m = frontend::parseString("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%q)\n  return %y\n}\n", diags,
-                                 "f.graph");
+  auto m =
+      frontend::parseString("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%q)\n  return %y\n}\n", diags, "f.graph");
   EXPECT_FALSE(m);
   ASSERT_EQ(diags.all().size(), 1u);
   EXPECT_EQ(ir::format(diags.all()[0]),

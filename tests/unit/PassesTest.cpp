@@ -2,10 +2,10 @@
 // verification after each changed pass, dumps.
 #include <gtest/gtest.h>
 
+#include "TestUtil.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
-#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -30,7 +30,8 @@ graph @g(%x: f32[4]) -> (f32[4]) {
   %e = sum(%x) {dims = [0], keepdim = true}
   %u = relu(%c)
   return %c
-})", "cse,dce");
+})",
+                              "cse,dce");
   EXPECT_EQ(out,
             "graph @g(%x: f32[4]) -> (f32[4]) {\n"
             "  %a = exp(%x) : f32[4]\n"
@@ -54,7 +55,8 @@ graph @g(%p: bool[], %x: f32[4]) -> (f32[4]) {
     return %r
   }
   return %y
-})", "cse,dce");
+})",
+                              "cse,dce");
   // Two equal literals and two equal muls merge; the clamps differ.
   EXPECT_NE(out.find("%r = add(%s, %s)"), std::string::npos) << out;
   EXPECT_NE(out.find("%r = add(%c1, %c2)"), std::string::npos) << out;

@@ -52,13 +52,15 @@ inline bool computesOnEigenvectors(const ir::Region& r) {
 inline std::vector<std::string> projectGraphs() {
   std::vector<std::string> out;
   const fs::path root(GRAPHC_SOURCE_DIR);
-  for (const char* dir : {"examples", "tests/lit/run", "tests/lit/passes", "tests/lit/opt", "tests/lit/parse", "tests/lit/cpu", "tests/lit/cuda"})
+  for (const char* dir : {"examples", "tests/lit/run", "tests/lit/passes", "tests/lit/opt", "tests/lit/parse",
+                          "tests/lit/cpu", "tests/lit/cuda"})
     for (const auto& e : fs::directory_iterator(root / dir)) {
       if (e.path().extension() != ".graph") continue;
       const std::vector<std::string> chunks = chunksOf(e.path());
       for (size_t c = 0; c < chunks.size(); ++c) {
         // Files of expected errors test the rejection, not numbers.
-        if (chunks[c].find("expected-error") != std::string::npos || chunks[0].find("RUN: not ") != std::string::npos) continue;
+        if (chunks[c].find("expected-error") != std::string::npos || chunks[0].find("RUN: not ") != std::string::npos)
+          continue;
         ir::DiagnosticEngine diags;
         auto m = frontend::parseString(chunks[c], diags, "chunk.graph");
         if (!m || !m->entry() || computesOnEigenvectors(m->entry()->body)) continue;
@@ -74,7 +76,8 @@ inline std::vector<std::string> projectGraphs() {
 /// the dim it indexes.
 inline void indexedSizes(const ir::Region& r, std::map<const ir::Value*, ir::Dim>& out) {
   auto outer = [](const ir::Value* v) {
-    while (!v->definingNode() && v->parentRegion()->parentNode() && v->parentRegion()->parentNode()->op == ir::OpId::Fused)
+    while (!v->definingNode() && v->parentRegion()->parentNode() &&
+           v->parentRegion()->parentNode()->op == ir::OpId::Fused)
       v = v->parentRegion()->parentNode()->operands[static_cast<size_t>(v->index())];
     return v;
   };
@@ -101,7 +104,8 @@ inline std::vector<runtime::Tensor> randomInputs(const ir::Graph& g, uint64_t se
     for (const ir::Dim& d : p->type.shape)
       if (!d.isStatic()) sizes.emplace(d.symbol, 3 + static_cast<int64_t>(sizes.size()));
     ir::TensorType t = ir::substitute(p->type, sizes);
-    runtime::Tensor x = runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed + static_cast<uint64_t>(p->index()));
+    runtime::Tensor x =
+        runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed + static_cast<uint64_t>(p->index()));
     if (auto it = indexed.find(p.get()); it != indexed.end()) {
       const int64_t size = it->second.isStatic() ? it->second.size : sizes.at(it->second.symbol);
       for (int64_t i = 0; i < x.numel(); ++i) {

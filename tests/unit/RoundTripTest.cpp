@@ -3,15 +3,15 @@
 // identically, and so does the dump after every pass of the default
 // pipeline. Files under tests/lit/invalid are expected to fail, chunk by
 // chunk, with located errors; every other chunk must parse.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
+#include "TestUtil.h"
 #include "frontend/parser/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
-#include "TestUtil.h"
 
 namespace graphc {
 namespace {
@@ -81,7 +81,6 @@ TEST_P(RoundTrip, PrintParsePrintIsAFixedPoint) {
     };
     EXPECT_TRUE(pm.run(*m, diags));
   }
-
 }
 
 INSTANTIATE_TEST_SUITE_P(AllGraphFiles, RoundTrip, ::testing::ValuesIn(graphFiles()),

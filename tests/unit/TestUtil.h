@@ -3,16 +3,16 @@
 // closeness with torch's default tolerances.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cctype>
 #include <cmath>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
 #include "runtime/Tensor.h"
+#include "runtime/reference/Interpreter.h"
 #include "tests/support/Tolerance.h"
 
 namespace graphc::testing {

@@ -2,8 +2,8 @@
 // vector cases, reshape's -1 with symbols.
 #include <gtest/gtest.h>
 
-#include "ir/ShapeRules.h"
 #include "TestUtil.h"
+#include "ir/ShapeRules.h"
 
 namespace graphc {
 namespace {

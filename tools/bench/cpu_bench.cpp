@@ -6,21 +6,19 @@
 // run and prints the ratios (docs/performance.md).
 //
 //   build/bin/graphc-cpu-bench [--benchmark_filter=P1] [--benchmark_format=json]
-#include <benchmark/benchmark.h>
-
-#include <cblas.h>
-
 #include <cstring>
 
+#include <benchmark/benchmark.h>
+#include <cblas.h>
 #include <fmt/format.h>
 
 #include "codegen/cpu/CpuExecutable.h"
 #include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
-#include "runtime/cpu/Eigh.h"
-#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
+#include "runtime/cpu/Eigh.h"
 #include "runtime/cpu/ThreadPool.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace {
 
@@ -44,7 +42,8 @@ struct Compiled {
     exe = codegen::cpu::compileGraph(g);
     for (const auto& p : g.body.params()) {
       ir::TensorType t = ir::substitute(p->type, sizes);
-      inputs.push_back(runtime::randomTensor(t.dtype, runtime::concreteShape(t), 1 + static_cast<uint64_t>(p->index())));
+      inputs.push_back(
+          runtime::randomTensor(t.dtype, runtime::concreteShape(t), 1 + static_cast<uint64_t>(p->index())));
       bytesMoved += static_cast<int64_t>(inputs.back().nbytes());
     }
     for (const ir::TensorType& r : g.resultTypes) {
@@ -89,7 +88,8 @@ graph @p1(%x: f32[N], %a: f32[N], %b: f32[N]) -> (f32[N]) {
   %s = add(%m, %b)
   %y = gelu(%s)
   return %y
-})", {{"N", kPointwise}});
+})",
+                    {{"N", kPointwise}});
   runReplay(state, c);
 }
 BENCHMARK(BM_P1_Gelu)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -100,9 +100,11 @@ graph @p2(%x: f32[4096, 1024], %w: f32[1024, 1024], %b: f32[1024]) -> (f32[4096,
   %h = linear(%x, %w, %b)
   %y = relu(%h)
   return %y
-})", {});
+})",
+                    {});
   runReplay(state, c);
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * 4096 * 1024 * 1024, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * 4096 * 1024 * 1024, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_P2_LinearRelu)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -111,7 +113,8 @@ void BM_P3_Softmax(benchmark::State& state) {
 graph @p3(%x: f32[8192, 1024]) -> (f32[8192, 1024]) {
   %y = softmax(%x) {dim = -1}
   return %y
-})", {});
+})",
+                    {});
   runReplay(state, c);
 }
 BENCHMARK(BM_P3_Softmax)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -121,7 +124,8 @@ void BM_P3_LayerNorm(benchmark::State& state) {
 graph @p3(%x: f32[8192, 1024], %w: f32[1024], %b: f32[1024]) -> (f32[8192, 1024]) {
   %y = layer_norm(%x, %w, %b)
   return %y
-})", {});
+})",
+                    {});
   runReplay(state, c);
 }
 BENCHMARK(BM_P3_LayerNorm)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -137,7 +141,8 @@ graph @p4(%p: f32[N], %s: f32[N], %g: f32[N]) -> (f32[N], f32[N]) {
   %u = div(%lrg, %de)
   %p2 = sub(%p, %u)
   return %p2, %s2
-})", {{"N", kPointwise}});
+})",
+                    {{"N", kPointwise}});
   runReplay(state, c);
 }
 BENCHMARK(BM_P4_Adagrad)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -159,13 +164,21 @@ void BM_P5_Eigh(benchmark::State& state) {
 graph @p5(%a: f32[{0}, {1}, {1}]) -> (f32[{0}, {1}], f32[{0}, {1}, {1}]) {{
   %w, %v = eigh(%a)
   return %w, %v
-}})", batch, n), {});
+}})",
+                         batch, n),
+             {});
   runtime::Tensor a = symmetricBatch(batch, n);
   std::memcpy(c.inputs[0].data(), a.data(), a.nbytes());
   runReplay(state, c);
-  state.counters["matrices_per_s"] = benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["matrices_per_s"] =
+      benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_P5_Eigh)->Args({10000, 8})->Args({2000, 32})->Args({100, 128})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_P5_Eigh)
+    ->Args({10000, 8})
+    ->Args({2000, 32})
+    ->Args({100, 128})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The crossover: both solvers on 2000 matrices of each small n.
 void eighSolver(benchmark::State& state, bool jacobi) {
@@ -174,22 +187,42 @@ void eighSolver(benchmark::State& state, bool jacobi) {
   auto& pool = runtime::ThreadPool::global();
   openblas_set_num_threads(1);
   for (auto _ : state) {
-    if (jacobi) runtime::cpu::eighJacobi(a, 'L', w, v, pool);
-    else runtime::cpu::eighLapack(a, 'L', w, v, pool);
+    if (jacobi)
+      runtime::cpu::eighJacobi(a, 'L', w, v, pool);
+    else
+      runtime::cpu::eighLapack(a, 'L', w, v, pool);
   }
-  state.counters["matrices_per_s"] = benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["matrices_per_s"] =
+      benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
 }
 void BM_EighJacobi(benchmark::State& state) { eighSolver(state, true); }
 void BM_EighLapack(benchmark::State& state) { eighSolver(state, false); }
-BENCHMARK(BM_EighJacobi)->Arg(4)->Arg(8)->Arg(12)->Arg(16)->Arg(24)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_EighLapack)->Arg(4)->Arg(8)->Arg(12)->Arg(16)->Arg(24)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EighJacobi)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(12)
+    ->Arg(16)
+    ->Arg(24)
+    ->Arg(32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_EighLapack)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(12)
+    ->Arg(16)
+    ->Arg(24)
+    ->Arg(32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The bare GEMM of P2 (x · wᵀ, no bias or relu) with OpenBLAS's own threads.
 // Last: OpenBLAS's threads spin for a while after a call, which would slow
 // whatever benchmark ran next.
 void BM_P2_BareSgemm(benchmark::State& state) {
   const int m = 4096, n = 1024, k = 1024;
-  runtime::Tensor x = runtime::randomTensor(ir::DType::F32, {m, k}, 1), w = runtime::randomTensor(ir::DType::F32, {n, k}, 2);
+  runtime::Tensor x = runtime::randomTensor(ir::DType::F32, {m, k}, 1),
+                  w = runtime::randomTensor(ir::DType::F32, {n, k}, 2);
   runtime::Tensor y(ir::DType::F32, {m, n});
   openblas_set_num_threads(runtime::ThreadPool::global().size());
   auto gemm = [&] {

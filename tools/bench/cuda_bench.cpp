@@ -11,21 +11,20 @@
 //   a 20-kernel graph at 64×64                    replayed graph vs step by step
 //
 // Prints one line per case, "name<TAB>ms<TAB>metric<TAB>ratio", then exits 0.
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include "codegen/cuda/CudaExecutable.h"
 #include "codegen/cuda/CudaRuntime.h"
 #include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
-#include "runtime/reference/Interpreter.h"
 #include "runtime/Random.h"
+#include "runtime/reference/Interpreter.h"
 
 namespace {
 
@@ -50,9 +49,11 @@ Compiled compile(const std::string& text, codegen::MatmulImpl matmul = codegen::
   options.matmul = matmul;
   c.exe = codegen::cuda::compileGraph(g, options);
   for (const auto& p : g.body.params())
-    c.inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), 1 + static_cast<uint64_t>(p->index())));
+    c.inputs.push_back(
+        runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), 1 + static_cast<uint64_t>(p->index())));
   const ir::SymbolBindings sizes = runtime::bindInputs(g, c.inputs);
-  for (const ir::TensorType& t : g.resultTypes) c.outputs.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
+  for (const ir::TensorType& t : g.resultTypes)
+    c.outputs.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
   c.exe->capture(c.inputs, c.outputs);
   return c;
 }
@@ -121,14 +122,16 @@ int main() {
       Compiled lt = compile(text, codegen::MatmulImpl::CublasLt);
       const double g = timeGraph(generated, 10), l = timeGraph(lt, 10);
       const double flops = 2.0 * 4096 * 4096 * 4096;
-      row(fmt::format("gemm+bias+relu 4096^3 {} generated", dt), g, fmt::format("{:.1f} TFLOP/s", flops / (g * 1e-3) / 1e12),
-          fmt::format("{:.2f} of cuBLASLt", l / g));
-      row(fmt::format("gemm+bias+relu 4096^3 {} cublaslt", dt), l, fmt::format("{:.1f} TFLOP/s", flops / (l * 1e-3) / 1e12), "1.00");
+      row(fmt::format("gemm+bias+relu 4096^3 {} generated", dt), g,
+          fmt::format("{:.1f} TFLOP/s", flops / (g * 1e-3) / 1e12), fmt::format("{:.2f} of cuBLASLt", l / g));
+      row(fmt::format("gemm+bias+relu 4096^3 {} cublaslt", dt), l,
+          fmt::format("{:.1f} TFLOP/s", flops / (l * 1e-3) / 1e12), "1.00");
     }
 
     for (auto [batch, n] : std::vector<std::pair<int, int>>{{10000, 8}, {2000, 32}, {500, 100}}) {
       const std::string text = fmt::format(
-          "graph @e(%a: f32[{0}, {1}, {1}]) -> (f32[{0}, {1}], f32[{0}, {1}, {1}]) {{\n  %w, %v = eigh(%a)\n  return %w, %v\n}}\n",
+          "graph @e(%a: f32[{0}, {1}, {1}]) -> (f32[{0}, {1}], f32[{0}, {1}, {1}]) {{\n  %w, %v = eigh(%a)\n  return "
+          "%w, %v\n}}\n",
           batch, n);
       Compiled c = compile(text);
       row(fmt::format("eigh {}x{}x{} f32", batch, n, n), timeGraph(c, 5), "-", "see torch");
@@ -137,15 +140,16 @@ int main() {
     std::string chain = "graph @c(%x: f32[64, 64]) -> f32[64, 64] {\n  %t0 = exp(%x)\n";
     for (int k = 1; k < 20; ++k) {
       // Each step ends in a reduction, so the 20 steps stay 20 kernels.
-      chain += fmt::format("  %m{0} = amax(%t{1}) {{dims = [1], keepdim = true}}\n  %t{0} = sub(%t{1}, %m{0})\n", k, k - 1);
+      chain +=
+          fmt::format("  %m{0} = amax(%t{1}) {{dims = [1], keepdim = true}}\n  %t{0} = sub(%t{1}, %m{0})\n", k, k - 1);
     }
     chain += "  return %t19\n}\n";
     Compiled c = compile(chain);
     const double graph = codegen::cuda::timeCapturedSteps(*c.exe, 200, true);
     const double steps = codegen::cuda::timeCapturedSteps(*c.exe, 200, false);
     const std::string steps_ = c.exe->describe();
-    row(fmt::format("{}-step graph 64x64 replay", std::count(steps_.begin(), steps_.end(), '\n')), graph,
-        "-", fmt::format("{:.2f}x faster than step by step ({:.4f} ms)", steps / graph, steps));
+    row(fmt::format("{}-step graph 64x64 replay", std::count(steps_.begin(), steps_.end(), '\n')), graph, "-",
+        fmt::format("{:.2f}x faster than step by step ({:.4f} ms)", steps / graph, steps));
   } catch (const ir::Error& e) {
     std::fprintf(stderr, "graphc-cuda-bench: %s\n", e.what());
     return 1;

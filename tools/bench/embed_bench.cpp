@@ -4,10 +4,10 @@
 // guard check to the run.
 //
 //   build/bin/graphc-embed-bench [--benchmark_filter=Guard]
-#include <benchmark/benchmark.h>
-
 #include <cstdio>
 #include <map>
+
+#include <benchmark/benchmark.h>
 
 #include "frontend/api/graphc.h"
 #include "runtime/Random.h"
@@ -44,8 +44,9 @@ void BM_CompiledCall(benchmark::State& state) {
 
 /// The Executable's run alone (input checks, output allocation, kernels).
 void BM_ExecutableRun(benchmark::State& state) {
-  Executable exe = compile(trace(mlp, {{DType::F32, {1, 16}}, {DType::F32, {32, 16}}, {DType::F32, {32}},
-                                       {DType::F32, {4, 32}}, {DType::F32, {4}}}));
+  Executable exe = compile(trace(
+      mlp,
+      {{DType::F32, {1, 16}}, {DType::F32, {32, 16}}, {DType::F32, {32}}, {DType::F32, {4, 32}}, {DType::F32, {4}}}));
   std::vector<Tensor> in = inputs();
   for (auto _ : state) benchmark::DoNotOptimize(exe.run(in));
 }

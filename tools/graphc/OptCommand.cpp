@@ -27,7 +27,8 @@ std::shared_ptr<const ir::SourceBuffer> readInput(const std::string& file, ir::D
 }
 
 /// Optimises a module; returns the printed result or nullopt.
-std::optional<std::string> optimiseModule(ir::Module& module, const OptCommandOptions& options, ir::DiagnosticEngine& diags) {
+std::optional<std::string> optimiseModule(ir::Module& module, const OptCommandOptions& options,
+                                          ir::DiagnosticEngine& diags) {
   passes::PassManagerOptions pmOptions;
   pmOptions.verifyEach = options.verifyEach;
   pmOptions.printAfterAll = options.printAfterAll;
@@ -50,8 +51,8 @@ std::optional<std::string> optimiseModule(ir::Module& module, const OptCommandOp
 }
 
 /// Parses and optimises one buffer.
-std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer>& buffer, const OptCommandOptions& options,
-                                    ir::DiagnosticEngine& diags) {
+std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer>& buffer,
+                                    const OptCommandOptions& options, ir::DiagnosticEngine& diags) {
   auto module = frontend::parse(buffer, diags);
   if (!module) return std::nullopt;
   return optimiseModule(*module, options, diags);
@@ -61,7 +62,8 @@ std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer
 
 int listPasses() {
   std::puts("Passes (in registry order; `graphc opt` runs the default pipeline without --passes):");
-  for (const passes::PassInfo& p : passes::registeredPasses()) std::printf("  %-14s %s\n", std::string(p.name).c_str(), std::string(p.description).c_str());
+  for (const passes::PassInfo& p : passes::registeredPasses())
+    std::printf("  %-14s %s\n", std::string(p.name).c_str(), std::string(p.description).c_str());
   passes::PassManager pm;
   passes::addDefaultPipeline(pm);
   std::string pipeline;
@@ -73,7 +75,8 @@ int listPasses() {
 int optCommand(const OptCommandOptions& options) {
   if (options.file.size() >= 5 && options.file.substr(options.file.size() - 5) == ".onnx") {
     if (options.splitInputFile || options.verifyDiagnostics) {
-      std::fputs("graphc: error: --split-input-file and --verify-diagnostics read .graph text, not ONNX models\n", stderr);
+      std::fputs("graphc: error: --split-input-file and --verify-diagnostics read .graph text, not ONNX models\n",
+                 stderr);
       return 2;
     }
     return withErrorsReported([&] {
@@ -87,8 +90,10 @@ int optCommand(const OptCommandOptions& options) {
   auto whole = readInput(options.file, fileDiags);
   if (!whole) return 1;
   std::vector<std::shared_ptr<const ir::SourceBuffer>> chunks;
-  if (options.splitInputFile) chunks = frontend::splitInputFile(*whole);
-  else chunks.push_back(whole);
+  if (options.splitInputFile)
+    chunks = frontend::splitInputFile(*whole);
+  else
+    chunks.push_back(whole);
 
   bool ok = true;
   std::string output;

@@ -23,8 +23,7 @@ struct UsageError : std::runtime_error {
 
 std::pair<std::string, std::string> splitAssignment(const std::string& text, std::string_view flag) {
   size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UsageError(fmt::format("{} expects NAME=VALUE, got '{}'", flag, text));
+  if (eq == std::string::npos || eq == 0) throw UsageError(fmt::format("{} expects NAME=VALUE, got '{}'", flag, text));
   std::string name = text.substr(0, eq);
   if (name[0] == '%') name.erase(0, 1);
   return {name, text.substr(eq + 1)};
@@ -61,7 +60,8 @@ GivenInputs readGivenInputs(const RunCommandOptions& options) {
 /// (their shapes bind symbolic sizes), then rand inputs. As trtexec does, a
 /// parameter without --input gets rand:K (K its position) and a symbolic
 /// size bound by nothing gets 1, each with a note, so any graph runs as is.
-std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenInputs, const RunCommandOptions& options) {
+std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenInputs,
+                                         const RunCommandOptions& options) {
   std::map<std::string, std::string>& given = givenInputs.values;
   ir::SymbolBindings dims;
   for (const std::string& item : options.dims) {
@@ -91,7 +91,8 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenI
     }
   }
   if (!defaulted.empty())
-    std::fprintf(stderr, "graphc: note: no --input for %s; using random inputs\n", fmt::format("{}", fmt::join(defaulted, ", ")).c_str());
+    std::fprintf(stderr, "graphc: note: no --input for %s; using random inputs\n",
+                 fmt::format("{}", fmt::join(defaulted, ", ")).c_str());
   std::vector<std::string> unsized;
   for (size_t k = 0; k < params.size(); ++k) {
     const std::string& value = given.at(params[k]->name);
@@ -103,7 +104,8 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenI
     inputs[k] = runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed);
   }
   if (!unsized.empty())
-    std::fprintf(stderr, "graphc: note: no --dim for %s; using size 1\n", fmt::format("{}", fmt::join(unsized, ", ")).c_str());
+    std::fprintf(stderr, "graphc: note: no --dim for %s; using size 1\n",
+                 fmt::format("{}", fmt::join(unsized, ", ")).c_str());
   return inputs;
 }
 
@@ -120,7 +122,8 @@ std::string summary(const runtime::Tensor& t) {
 }
 
 /// graphc bench: the wall time per call, after one warm-up call.
-void bench(const graphc::Executable& exe, const std::vector<runtime::Tensor>& inputs, const RunCommandOptions& options) {
+void bench(const graphc::Executable& exe, const std::vector<runtime::Tensor>& inputs,
+           const RunCommandOptions& options) {
   exe.run(inputs);
   std::vector<double> ms;
   for (int k = 0; k < options.benchIters; ++k) {
@@ -164,7 +167,8 @@ int runCommand(const RunCommandOptions& options) {
       }
       for (size_t k = 0; k < outputs.size(); ++k) {
         const runtime::Tensor& t = outputs[k];
-        std::printf("output%zu: %s%s\n", k, ir::toString(t.type()).c_str(), options.printOutputs ? "" : summary(t).c_str());
+        std::printf("output%zu: %s%s\n", k, ir::toString(t.type()).c_str(),
+                    options.printOutputs ? "" : summary(t).c_str());
         if (options.printOutputs) std::printf("%s\n", runtime::formatTensor(t).c_str());
         if (!options.saveOutputs.empty())
           runtime::writeNpy((std::filesystem::path(options.saveOutputs) / fmt::format("output{}.npy", k)).string(), t);

@@ -7,19 +7,18 @@
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
 //   graphc compile FILE [--emit=graph|kernels|dot|llvm|asm|cuda|ptx] [--device cpu|cuda] [--passes a,b]
 //                       [--arch sm_90] [--dump-dir DIR] [--time-passes] [-o OUT]
-//   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]... [--dim SYM=N]... [--iters N]
-//   graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph]
-//   graphc --list-passes
+//   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]... [--dim SYM=N]...
+//   [--iters N] graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph] graphc --list-passes
 //
 // FILE is a .graph file or an ONNX model (.onnx); --input files are .npy or
 // ONNX TensorProto (.pb).
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <map>
 #include <new>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "tools/graphc/Commands.h"
 
@@ -37,7 +36,8 @@ void addCompileOptions(CLI::App* cmd, graphc::CompileOptions& options) {
       ->transform(CLI::CheckedTransformer(kDevices))
       ->default_str("cpu");
   cmd->add_option("--passes", options.passes, "Comma-separated passes instead of the default pipeline");
-  cmd->add_option("--arch", options.arch, "cuda: the architecture to compile for (default: the device's; sm_90 for --emit=ptx)")
+  cmd->add_option("--arch", options.arch,
+                  "cuda: the architecture to compile for (default: the device's; sm_90 for --emit=ptx)")
       ->check(CLI::IsMember(kArchs));
   cmd->add_option("--matmul", options.matmul, "cuda: GEMM + epilogue by the generated kernel or by cuBLASLt")
       ->transform(CLI::CheckedTransformer(kMatmuls))

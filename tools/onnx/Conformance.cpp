@@ -8,8 +8,8 @@
 #include "frontend/api/Api.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "runtime/FileIO.h"
-#include "tests/support/Tolerance.h"
 #include "runtime/reference/Interpreter.h"
+#include "tests/support/Tolerance.h"
 
 namespace graphc::onnxtest {
 
@@ -136,7 +136,8 @@ TestResult runTest(const fs::path& testDir, const std::string& suite, const RunO
       // Imported per data set: inputs that must be known (a Reshape's
       // shape) specialise the graph on this set's values.
       ir::DiagnosticEngine diags;
-      frontend::OnnxImport imported = frontend::importOnnx(model, (testDir / "model.onnx").string(), diags, {.knownInputs = set.inputs});
+      frontend::OnnxImport imported =
+          frontend::importOnnx(model, (testDir / "model.onnx").string(), diags, {.knownInputs = set.inputs});
       if (!imported.module) {
         if (!imported.unsupported.empty()) {
           result.unsupportedFeature = imported.unsupported.front();
@@ -158,7 +159,8 @@ TestResult runTest(const fs::path& testDir, const std::string& suite, const RunO
           std::vector<runtime::Tensor> outputs = runOn(b, *imported.module, inputs, result);
           if (outputs.size() != set.outputs.size())
             why = fmt::format("{} outputs, {} expected", outputs.size(), set.outputs.size());
-          for (size_t k = 0; why.empty() && k < outputs.size(); ++k) why = compare(outputs[k], set.outputs[k], k, options);
+          for (size_t k = 0; why.empty() && k < outputs.size(); ++k)
+            why = compare(outputs[k], set.outputs[k], k, options);
         } catch (const std::exception& e) {
           why = firstLine(e.what());
         }

@@ -3,13 +3,13 @@
 // CI does for the project's own graphs (tests/cuda/CudaCodegenTest.cpp).
 #include <fmt/format.h>
 
-#include "frontend/api/Api.h"
+#include "codegen/cuda/CudaEmitter.h"
+#include "codegen/cuda/Nvrtc.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/KernelIR.h"
 #include "codegen/kernel/Lowering.h"
+#include "frontend/api/Api.h"
 #include "tools/onnx/Conformance.h"
-#include "codegen/cuda/CudaEmitter.h"
-#include "codegen/cuda/Nvrtc.h"
 
 namespace graphc::onnxtest {
 
@@ -65,7 +65,8 @@ void compileWithNvrtc(std::vector<TestResult>& results) {
     if (compileTogether(lowered).empty()) {
       for (size_t i : batch) results[i].failures[Backend::Nvrtc] = "";
     } else {  // find which tests fail
-      for (size_t k = 0; k < batch.size(); ++k) results[batch[k]].failures[Backend::Nvrtc] = compileTogether({lowered[k]});
+      for (size_t k = 0; k < batch.size(); ++k)
+        results[batch[k]].failures[Backend::Nvrtc] = compileTogether({lowered[k]});
     }
     batch.clear();
     lowered.clear();

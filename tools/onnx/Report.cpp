@@ -51,10 +51,12 @@ std::string terminalTable(const std::vector<SuiteTally>& tallies, const std::vec
   for (const SuiteTally& t : tallies) {
     out += fmt::format("{:<20} {:>6} {:>10}", t.suite, t.tests, t.supported);
     for (Backend b : backends)
-      out += fmt::format(" {:>17}", fmt::format("{}/{}", t.passed.count(b) ? t.passed.at(b) : 0, t.failed.count(b) ? t.failed.at(b) : 0));
+      out += fmt::format(" {:>17}", fmt::format("{}/{}", t.passed.count(b) ? t.passed.at(b) : 0,
+                                                t.failed.count(b) ? t.failed.at(b) : 0));
     out += "\n";
   }
-  for (Backend b : backends) out += fmt::format("{}: {:.1f}% of supported tests pass\n", backendName(b), 100 * passRate(tallies, b));
+  for (Backend b : backends)
+    out += fmt::format("{}: {:.1f}% of supported tests pass\n", backendName(b), 100 * passRate(tallies, b));
   return out;
 }
 
@@ -107,8 +109,9 @@ std::string markdownSection(const std::vector<TestResult>& results, const std::v
                       100 * passRate(tallies, b), total.passed[b], total.supported);
   if (!cudaNote.empty()) md += fmt::format("- cuda: not run here ({}).\n", cudaNote);
   if (std::find(backends.begin(), backends.end(), Backend::Nvrtc) != backends.end())
-    md += "- nvrtc: the cuda backend's kernels for each test, generated and compiled by NVRTC for sm_80 and sm_90 "
-          "(many tests to a module); compiled, not run.\n";
+    md +=
+        "- nvrtc: the cuda backend's kernels for each test, generated and compiled by NVRTC for sm_80 and sm_90 "
+        "(many tests to a module); compiled, not run.\n";
 
   md += "\n### Failed tests\n\n";
   bool anyFailed = false;
@@ -126,8 +129,9 @@ std::string markdownSection(const std::vector<TestResult>& results, const std::v
     for (const std::string& op : r.unsupportedOps) ++blockedBy[op];
     if (r.unsupportedOps.empty() && !r.unsupportedFeature.empty()) ++features[r.unsupportedFeature];
   }
-  md += "\n### Unsupported ops, by the number of tests they block\n\n"
-        "A test counts once for each op it uses that graphc does not map.\n\n";
+  md +=
+      "\n### Unsupported ops, by the number of tests they block\n\n"
+      "A test counts once for each op it uses that graphc does not map.\n\n";
   md += "| op | tests | op | tests | op | tests |\n|---|---:|---|---:|---|---:|\n";
   std::vector<std::pair<std::string, int>> ops = ranked(blockedBy);
   for (size_t k = 0; k < ops.size(); k += 3) {
@@ -146,8 +150,10 @@ void writeSection(const std::string& file, const std::string& name, const std::s
   const std::string begin = fmt::format("<!-- BEGIN {} -->", name), end = fmt::format("<!-- END {} -->", name);
   const std::string section = begin + "\n" + body + end;
   const size_t b = text.find(begin), e = text.find(end);
-  if (b != std::string::npos && e != std::string::npos && e > b) text.replace(b, e + end.size() - b, section);
-  else text += (text.empty() || text.back() == '\n' ? "" : "\n") + section + "\n";
+  if (b != std::string::npos && e != std::string::npos && e > b)
+    text.replace(b, e + end.size() - b, section);
+  else
+    text += (text.empty() || text.back() == '\n' ? "" : "\n") + section + "\n";
   std::ofstream out(file);
   out << text;
   if (!out) throw ir::Error(fmt::format("{}: cannot write", file));

@@ -8,10 +8,9 @@
 // With --markdown it rewrites the generated section of FILE (docs/onnx.md).
 // With --min-pass-rate / --min-node-supported it exits 1 when a target is
 // missed (the ctest sets both). Exit 2: usage.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "codegen/Backend.h"
@@ -49,16 +48,21 @@ int main(int argc, char** argv) {
   for (const std::string& suite : suites) {
     const std::filesystem::path dir = std::filesystem::path(data) / suite;
     if (!std::filesystem::is_directory(dir)) {
-      std::fprintf(stderr, "graphc-onnx-conformance: error: %s is not a folder (is libonnx-testdata installed?)\n", dir.c_str());
+      std::fprintf(stderr, "graphc-onnx-conformance: error: %s is not a folder (is libonnx-testdata installed?)\n",
+                   dir.c_str());
       return 1;
     }
     for (const std::filesystem::path& test : testsOf(dir)) {
       if (!filter.empty() && test.filename().string().find(filter) == std::string::npos) continue;
       TestResult r = runTest(test, suite, options);
       if (verbose) {
-        std::string status = !r.supported() ? "unsupported: " + (r.unsupportedOps.empty() ? r.unsupportedFeature : fmt::format("{}", fmt::join(r.unsupportedOps, ", ")))
-                                             : "";
-        for (const auto& [b, why] : r.failures) status += fmt::format("{}{} {}", status.empty() ? "" : "; ", backendName(b), why.empty() ? "ok" : why);
+        std::string status =
+            !r.supported()
+                ? "unsupported: " + (r.unsupportedOps.empty() ? r.unsupportedFeature
+                                                              : fmt::format("{}", fmt::join(r.unsupportedOps, ", ")))
+                : "";
+        for (const auto& [b, why] : r.failures)
+          status += fmt::format("{}{} {}", status.empty() ? "" : "; ", backendName(b), why.empty() ? "ok" : why);
         std::printf("%s/%s: %s\n", suite.c_str(), r.name.c_str(), status.c_str());
         std::fflush(stdout);
       }
@@ -86,13 +90,15 @@ int main(int argc, char** argv) {
   int status = 0;
   for (Backend b : backends)
     if (passRate(tallies, b) < minPassRate) {
-      std::fprintf(stderr, "graphc-onnx-conformance: %s passes %.1f%% of the supported tests, under the target %.1f%%\n",
+      std::fprintf(stderr,
+                   "graphc-onnx-conformance: %s passes %.1f%% of the supported tests, under the target %.1f%%\n",
                    backendName(b), 100 * passRate(tallies, b), 100 * minPassRate);
       status = 1;
     }
   for (const SuiteTally& t : tallies)
     if (t.suite == "node" && t.supported < minNodeSupported) {
-      std::fprintf(stderr, "graphc-onnx-conformance: %d node tests are supported, under the target %d\n", t.supported, minNodeSupported);
+      std::fprintf(stderr, "graphc-onnx-conformance: %d node tests are supported, under the target %d\n", t.supported,
+                   minNodeSupported);
       status = 1;
     }
   return status;
