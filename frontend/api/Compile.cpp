@@ -106,7 +106,7 @@ void runPipeline(Pipelined& p, const Graph& graph, const CompileOptions& options
 
   auto start = std::chrono::steady_clock::now();
   if (!ir::verify(*p.module, p.diags)) fail(p.diags);
-  p.report.add("verify", secondsSince(start));
+  p.report.add("verify input", secondsSince(start));
 
   if (p.backend.runsPipeline()) {
     passes::PassManager pm;
