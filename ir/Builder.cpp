@@ -14,7 +14,8 @@ Node* insertNode(Region& r, size_t pos, OpId op, std::vector<Value*> operands, A
 
 Attribute shapeAttribute(const Shape& shape) {
   std::vector<Attribute> items;
-  for (const Dim& d : shape) items.push_back(d.isStatic() ? Attribute::ofInt(d.size) : Attribute::ofSymbol(d.symbol));
+  for (const Dim& d : shape)
+    items.push_back(d.isStatic() ? Attribute::ofInt(d.size) : Attribute::ofSymbol(toString(d)));
   return Attribute::ofList(std::move(items));
 }
 

@@ -24,6 +24,10 @@ class NodeBuilder {
   Value* scalar(DType dtype, double value);
   /// Where the next node goes (the node the builder was placed before has moved down).
   size_t position() const { return pos_; }
+  /// A position for one node inserted by other means (insertNode, a
+  /// constant); the builder moves past it.
+  size_t reserve() { return pos_++; }
+  Region& region() { return region_; }
 
  private:
   Region& region_;

@@ -19,7 +19,19 @@ enum class OpId : uint16_t {
 #include "ir/ops.def"
 };
 
-enum class OpCategory { Unary, Binary, Pointwise, Reduction, Normalization, LinAlg, Shape, Creation, Control, Fused };
+enum class OpCategory {
+  Unary,
+  Binary,
+  Pointwise,
+  Reduction,
+  Normalization,
+  LinAlg,
+  Window,
+  Shape,
+  Creation,
+  Control,
+  Fused
+};
 
 /// What an attribute of an op must hold.
 enum class AttrKind { Int, Float, Number, Bool, String, DType, Ints, Dims, Value };

@@ -43,33 +43,12 @@ std::string needFloat(const OpInfo& op, DType t) {
 
 /// A product of sizes kept as an integer times a sorted multiset of symbols,
 /// so that reshape can check element counts of symbolic shapes.
-struct SizeProduct {
-  int64_t constant = 1;
-  std::vector<std::string> symbols;
-  bool overflow = false;
-
-  void multiply(const Dim& d) {
-    if (d.isStatic()) {
-      std::optional<int64_t> product = mulSizes(constant, d.size);
-      if (product)
-        constant = *product;
-      else
-        overflow = true;
-    } else {
-      symbols.insert(std::upper_bound(symbols.begin(), symbols.end(), d.symbol), d.symbol);
-    }
-  }
-  std::string str() const {
-    std::string s = std::to_string(constant);
-    for (const std::string& sym : symbols) s += "*" + sym;
-    return s;
-  }
-};
-
-SizeProduct productOf(const Shape& s) {
-  SizeProduct p;
-  for (const Dim& d : s) p.multiply(d);
-  return p;
+/// A shape attribute's entry as a dim: an integer, or a symbolic size's
+/// text (`B`, `4*B`); nullopt for anything else.
+std::optional<Dim> attrDim(const Attribute& a) {
+  if (a.kind == Attribute::Kind::Symbol) return parseDim(a.s);
+  if (a.kind == Attribute::Kind::Int) return Dim::of(a.i);
+  return std::nullopt;
 }
 
 std::vector<TensorType> typesOf(std::span<const TensorType> s) { return {s.begin(), s.end()}; }
@@ -217,8 +196,8 @@ TypeRuleResult reduce(const OpInfo& op, const TypeRuleInput& in) {
   DType result = x.dtype;
   if (op.id == OpId::Mean) {
     if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
-  } else if (op.id == OpId::Sum && !isFloat(x.dtype)) {
-    result = DType::I64;  // as torch.sum: integer and bool sums are i64
+  } else if ((op.id == OpId::Sum || op.id == OpId::Prod) && !isFloat(x.dtype)) {
+    result = DType::I64;  // as torch.sum and torch.prod: integer and bool sums and products are i64
   }
   return one(TensorType{result, shape});
 }
@@ -230,6 +209,32 @@ TypeRuleResult softmax(const OpInfo& op, const TypeRuleInput& in) {
   if (!normalizeAxis(dim, std::max<int64_t>(x.rank(), 1)))
     return fail(fmt::format("dim {} of '{}' is out of range for rank {}", dim, op.name, x.rank()));
   return one(x);
+}
+
+TypeRuleResult argReduce(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const int64_t d = in.attrs.find("dim")->i;
+  auto axis = normalizeAxis(d, std::max<int64_t>(x.rank(), 1));
+  if (!axis) return fail(fmt::format("dim {} of '{}' is out of range for rank {}", d, op.name, x.rank()));
+  if (x.dtype == DType::Bool) return fail(fmt::format("'{}' of a bool tensor: cast it first", op.name));
+  const Attribute* keep = in.attrs.find("keepdim");
+  Shape shape = x.shape;
+  if (x.rank() > 0) {
+    if (keep && keep->b)
+      shape[static_cast<size_t>(*axis)] = Dim::of(1);
+    else
+      shape.erase(shape.begin() + *axis);
+  }
+  return one(TensorType{DType::I64, shape});
+}
+
+TypeRuleResult cumsum(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const int64_t d = in.attrs.find("dim")->i;
+  if (!normalizeAxis(d, std::max<int64_t>(x.rank(), 1)))
+    return fail(fmt::format("dim {} of '{}' is out of range for rank {}", d, op.name, x.rank()));
+  // As torch.cumsum: integer and bool inputs sum in i64.
+  return one(TensorType{isFloat(x.dtype) ? x.dtype : DType::I64, x.shape});
 }
 
 TypeRuleResult layerNorm(const OpInfo& op, const TypeRuleInput& in) {
@@ -249,6 +254,191 @@ TypeRuleResult layerNorm(const OpInfo& op, const TypeRuleInput& in) {
   if (const Attribute* eps = in.attrs.find("eps"); eps && !(eps->asDouble() > 0))
     return fail(fmt::format("'eps' of 'layer_norm' must be positive, got {}", toString(*eps)));
   return one(x);
+}
+
+TypeRuleResult batchNorm(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (x.rank() < 2) return fail(fmt::format("'batch_norm' needs an input [N, C, ...], got {}", toString(x)));
+  static const char* names[] = {"", "mean", "var", "weight", "bias"};
+  for (size_t k = 1; k < 5; ++k)
+    if (in.operands[k].shape != Shape{x.shape[1]})
+      return fail(fmt::format("the {} {} of 'batch_norm' must be [C] = [{}]", names[k], toString(in.operands[k].shape),
+                              toString(x.shape[1])));
+  if (const Attribute* eps = in.attrs.find("eps"); eps && !(eps->asDouble() > 0))
+    return fail(fmt::format("'eps' of 'batch_norm' must be positive, got {}", toString(*eps)));
+  return one(x);
+}
+
+TypeRuleResult groupNorm(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (x.rank() < 2) return fail(fmt::format("'group_norm' needs an input [N, C, ...], got {}", toString(x)));
+  const Dim& c = x.shape[1];
+  const int64_t groups = in.attrs.find("groups")->i;
+  if (!c.isStatic()) return fail(fmt::format("'group_norm' needs a static channel count, got {}", toString(x)));
+  if (groups < 1 || c.size % groups != 0)
+    return fail(fmt::format("'group_norm' groups {} must divide the {} channels", groups, c.size));
+  for (size_t k = 1; k < 3; ++k)
+    if (in.operands[k].shape != Shape{c})
+      return fail(fmt::format("the {} {} of 'group_norm' must be [C] = [{}]", k == 1 ? "weight" : "bias",
+                              toString(in.operands[k].shape), c.size));
+  if (const Attribute* eps = in.attrs.find("eps"); eps && !(eps->asDouble() > 0))
+    return fail(fmt::format("'eps' of 'group_norm' must be positive, got {}", toString(*eps)));
+  return one(x);
+}
+
+// ---- windows ------------------------------------------------------------------
+
+namespace {
+
+/// A window op's per-dim attribute: `k` values (or 2k for padding: the
+/// begins, then the ends), `fallback` when absent.
+std::optional<std::vector<int64_t>> windowAttr(const AttrMap& attrs, std::string_view name, size_t count,
+                                               int64_t fallback, std::string& error, const OpInfo& op) {
+  const Attribute* a = attrs.find(name);
+  std::vector<int64_t> out(count, fallback);
+  if (!a) return out;
+  if (a->list.size() != count) {
+    error = fmt::format("'{}' of '{}' needs {} values, got {}", name, op.name, count, a->list.size());
+    return std::nullopt;
+  }
+  for (size_t k = 0; k < count; ++k) out[k] = a->list[k].i;
+  return out;
+}
+
+}  // namespace
+
+WindowGeometry windowGeometry(const OpInfo& op, const AttrMap& attrs, size_t spatial, std::string& error) {
+  WindowGeometry g;
+  auto stride = windowAttr(attrs, "stride", spatial, 1, error, op);
+  auto padding = stride ? windowAttr(attrs, "padding", 2 * spatial, 0, error, op) : std::nullopt;
+  auto dilation = padding ? windowAttr(attrs, "dilation", spatial, 1, error, op) : std::nullopt;
+  if (!dilation) return g;
+  auto outPad = op.id == OpId::ConvTranspose ? windowAttr(attrs, "output_padding", spatial, 0, error, op)
+                                             : std::optional<std::vector<int64_t>>(std::vector<int64_t>(spatial, 0));
+  if (!outPad) return g;
+  g.stride = *stride;
+  g.padBegin.assign(padding->begin(), padding->begin() + static_cast<std::ptrdiff_t>(spatial));
+  g.padEnd.assign(padding->begin() + static_cast<std::ptrdiff_t>(spatial), padding->end());
+  g.dilation = *dilation;
+  g.outputPadding = *outPad;
+  for (size_t k = 0; k < spatial; ++k) {
+    if (g.stride[k] < 1 || g.dilation[k] < 1 || g.padBegin[k] < 0 || g.padEnd[k] < 0 || g.outputPadding[k] < 0) {
+      error = fmt::format("'{}' needs strides and dilations of at least 1 and paddings of at least 0", op.name);
+      return g;
+    }
+  }
+  g.valid = true;
+  return g;
+}
+
+namespace {
+
+/// Checks an input [N, C, *spatial] whose spatial dims are static.
+std::string spatialInput(const OpInfo& op, const TensorType& x, size_t spatial) {
+  if (static_cast<size_t>(x.rank()) != spatial + 2)
+    return fmt::format("'{}' with {} spatial dims needs an input [N, C, {} spatial], got {}", op.name, spatial, spatial,
+                       toString(x));
+  if (!x.shape[1].isStatic()) return fmt::format("'{}' needs a static channel count, got {}", op.name, toString(x));
+  for (size_t k = 2; k < x.shape.size(); ++k)
+    if (!x.shape[k].isStatic())
+      return fmt::format("'{}' needs static spatial sizes, got {} (a batch size may be symbolic)", op.name,
+                         toString(x));
+  return {};
+}
+
+}  // namespace
+
+TypeRuleResult conv(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const TensorType& w = in.operands[1];
+  if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (w.rank() < 3 || !w.isStatic())
+    return fail(
+        fmt::format("the weight of '{}' must be a static [O, C/groups, *kernel], got {}", op.name, toString(w)));
+  const size_t spatial = static_cast<size_t>(w.rank()) - 2;
+  if (auto e = spatialInput(op, x, spatial); !e.empty()) return fail(e);
+  std::string error;
+  const WindowGeometry g = windowGeometry(op, in.attrs, spatial, error);
+  if (!g.valid) return fail(error);
+  const int64_t groups = intAttr(in.attrs, "groups", 1);
+  const int64_t c = x.shape[1].size;
+  const bool transposed = op.id == OpId::ConvTranspose;
+  // conv: w [O, C/g, *k]; conv_transpose: w [C, O/g, *k].
+  const int64_t inPerGroup = transposed ? w.shape[0].size : w.shape[1].size * groups;
+  if (groups < 1 || c % groups != 0 || inPerGroup != c || (transposed && c % groups != 0))
+    return fail(fmt::format("'{}' of an input {} with {} groups does not match the weight {}", op.name, toString(x),
+                            groups, toString(w)));
+  const int64_t out = transposed ? w.shape[1].size * groups : w.shape[0].size;
+  if (!transposed && out % groups != 0)
+    return fail(fmt::format("'{}': {} output channels do not split into {} groups", op.name, out, groups));
+  if (in.operands.size() == 3 && in.operands[2].shape != Shape{Dim::of(out)})
+    return fail(fmt::format("the bias {} of '{}' must be [{}]", toString(in.operands[2].shape), op.name, out));
+  Shape shape = {x.shape[0], Dim::of(out)};
+  for (size_t k = 0; k < spatial; ++k) {
+    const int64_t size = x.shape[2 + k].size, kernel = w.shape[2 + k].size;
+    const int64_t extent = g.dilation[k] * (kernel - 1) + 1;
+    int64_t o;
+    if (transposed) {
+      o = (size - 1) * g.stride[k] - g.padBegin[k] - g.padEnd[k] + extent + g.outputPadding[k];
+      if (g.outputPadding[k] >= std::max(g.stride[k], g.dilation[k]))
+        return fail(fmt::format("'{}' output_padding must be smaller than the stride or the dilation", op.name));
+    } else {
+      const int64_t padded = size + g.padBegin[k] + g.padEnd[k];
+      o = padded < extent ? 0 : (padded - extent) / g.stride[k] + 1;
+    }
+    if (o <= 0)
+      return fail(fmt::format("'{}' of {} with kernel {} leaves no output in spatial dim {}", op.name, toString(x),
+                              toString(w), k));
+    shape.push_back(Dim::of(o));
+  }
+  return one(TensorType{x.dtype, shape});
+}
+
+TypeRuleResult convTranspose(const OpInfo& op, const TypeRuleInput& in) { return conv(op, in); }
+
+TypeRuleResult pool(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  if (op.id == OpId::AvgPool)
+    if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  if (x.dtype == DType::Bool) return fail(fmt::format("'{}' of a bool tensor: cast it first", op.name));
+  const Attribute& kernelAttr = *in.attrs.find("kernel");
+  const size_t spatial = kernelAttr.list.size();
+  if (spatial == 0) return fail(fmt::format("'{}' needs a kernel of at least one dim", op.name));
+  if (auto e = spatialInput(op, x, spatial); !e.empty()) return fail(e);
+  std::string error;
+  AttrMap attrs = in.attrs;
+  if (!attrs.find("stride")) attrs.set("stride", kernelAttr);  // as torch: the stride defaults to the kernel
+  const WindowGeometry g = windowGeometry(op, attrs, spatial, error);
+  if (!g.valid) return fail(error);
+  const Attribute* ceil = in.attrs.find("ceil_mode");
+  Shape shape = {x.shape[0], x.shape[1]};
+  for (size_t k = 0; k < spatial; ++k) {
+    const int64_t kernel = kernelAttr.list[k].i;
+    if (kernel < 1) return fail(fmt::format("'{}' kernel sizes must be at least 1", op.name));
+    if (2 * std::max(g.padBegin[k], g.padEnd[k]) > kernel)
+      return fail(fmt::format("'{}' padding must be at most half the kernel", op.name));
+    const int64_t o = poolOutputSize(x.shape[2 + k].size, kernel, g, k, ceil && ceil->b);
+    if (o <= 0)
+      return fail(
+          fmt::format("'{}' of {} with kernel {} leaves no output in spatial dim {}", op.name, toString(x), kernel, k));
+    shape.push_back(Dim::of(o));
+  }
+  return one(TensorType{x.dtype, shape});
+}
+
+int64_t poolOutputSize(int64_t size, int64_t kernel, const WindowGeometry& g, size_t k, bool ceilMode) {
+  const int64_t extent = g.dilation[k] * (kernel - 1) + 1;
+  const int64_t span = size + g.padBegin[k] + g.padEnd[k] - extent;
+  if (span < 0) return 0;
+  int64_t o = (ceilMode ? (span + g.stride[k] - 1) / g.stride[k] : span / g.stride[k]) + 1;
+  // As torch: the last window must start inside the input or its left padding.
+  if (ceilMode && (o - 1) * g.stride[k] >= size + g.padBegin[k]) --o;
+  return o;
 }
 
 // ---- linear algebra ---------------------------------------------------------
@@ -316,47 +506,33 @@ TypeRuleResult reshape(const OpInfo&, const TypeRuleInput& in) {
   const Attribute& target = *in.attrs.find("shape");
   Shape out;
   int inferred = -1;
-  SizeProduct known;
   for (size_t k = 0; k < target.list.size(); ++k) {
     const Attribute& d = target.list[k];
-    if (d.kind == Attribute::Kind::Symbol) {
-      out.push_back(Dim::sym(d.s));
-    } else if (d.i == -1) {
+    if (d.kind == Attribute::Kind::Int && d.i == -1) {
       if (inferred >= 0) return fail("'reshape' allows only one -1 in its shape");
       inferred = static_cast<int>(k);
-      out.push_back(Dim::of(-1));
+      out.push_back(Dim::of(1));  // a placeholder while the others multiply
       continue;
-    } else if (d.i < 0) {
-      return fail(fmt::format("'reshape' size {} is negative", d.i));
-    } else {
-      out.push_back(Dim::of(d.i));
     }
-    known.multiply(out.back());
+    std::optional<Dim> dim = attrDim(d);
+    if (!dim) return fail(fmt::format("'reshape' size {} is not a size", toString(d)));
+    if (dim->isStatic() && dim->size < 0) return fail(fmt::format("'reshape' size {} is negative", dim->size));
+    out.push_back(*dim);
   }
-  SizeProduct total = productOf(x.shape);
-  if (known.overflow || total.overflow) return fail("'reshape' sizes overflow");
+  std::optional<Dim> known = numElements(out), total = numElements(x.shape);
+  if (!known || !total) return fail("'reshape' sizes overflow");
   if (inferred < 0) {
-    if (known.constant != total.constant || known.symbols != total.symbols)
+    if (*known != *total)
       return fail(fmt::format("'reshape' cannot turn {} ({} elements) into {} ({} elements)", toString(x.shape),
-                              total.str(), toString(out), known.str()));
+                              toString(*total), toString(out), toString(*known)));
     return one(TensorType{x.dtype, out});
   }
   // -1: what remains of the input's element count after the known sizes.
-  std::vector<std::string> rest;
-  bool subset = std::includes(total.symbols.begin(), total.symbols.end(), known.symbols.begin(), known.symbols.end());
-  if (subset)
-    std::set_difference(total.symbols.begin(), total.symbols.end(), known.symbols.begin(), known.symbols.end(),
-                        std::back_inserter(rest));
-  if (!subset || known.constant == 0 || total.constant % known.constant != 0)
-    return fail(fmt::format("'reshape' cannot turn {} ({} elements) into {}", toString(x.shape), total.str(),
+  std::optional<Dim> rest = divide(*total, *known);
+  if (!rest)
+    return fail(fmt::format("'reshape' cannot turn {} ({} elements) into {}", toString(x.shape), toString(*total),
                             toString(target)));
-  int64_t c = total.constant / known.constant;
-  if (rest.empty())
-    out[inferred] = Dim::of(c);
-  else if (rest.size() == 1 && c == 1)
-    out[inferred] = Dim::sym(rest[0]);
-  else
-    return fail(fmt::format("'reshape' cannot express the -1 size of {} as one dim", toString(target)));
+  out[inferred] = *rest;
   return one(TensorType{x.dtype, out});
 }
 
@@ -405,7 +581,7 @@ TypeRuleResult expand(const OpInfo&, const TypeRuleInput& in) {
       continue;
     }
     if (t.kind == Attribute::Kind::Int && t.i < 0) return fail(fmt::format("'expand' size {} is negative", t.i));
-    Dim want = t.kind == Attribute::Kind::Symbol ? Dim::sym(t.s) : Dim::of(t.i);
+    Dim want = attrDim(t).value_or(Dim::of(-1));
     if (srcIndex >= 0 && x.shape[srcIndex] != want && !x.shape[srcIndex].isStatic(1))
       return fail(fmt::format("'expand' cannot expand size {} to {} (only size-1 dims expand)",
                               toString(x.shape[srcIndex]), toString(want)));
@@ -429,7 +605,7 @@ TypeRuleResult slice(const OpInfo&, const TypeRuleInput& in) {
   const Dim& size = x.shape[*axis];
   if (!size.isStatic()) {
     if (start == 0 && end == INT64_MAX && step == 1) return one(x);
-    return fail(fmt::format("'slice' of the symbolic size {} must take the whole dim", size.symbol));
+    return fail(fmt::format("'slice' of the symbolic size {} must take the whole dim", toString(size)));
   }
   // As Python slicing: negative bounds count from the end, then clamp.
   auto clampIndex = [&](int64_t i) {
@@ -477,7 +653,7 @@ TypeRuleResult squeeze(const OpInfo&, const TypeRuleInput& in) {
     auto axis = normalizeAxis(d->i, x.rank());
     if (!axis) return fail(fmt::format("'squeeze' dim {} is out of range for rank {}", d->i, x.rank()));
     if (!x.shape[*axis].isStatic())
-      return fail(fmt::format("'squeeze' of the symbolic size {} is not allowed", x.shape[*axis].symbol));
+      return fail(fmt::format("'squeeze' of the symbolic size {} is not allowed", toString(x.shape[*axis])));
     out = x.shape;
     if (x.shape[*axis].isStatic(1)) out.erase(out.begin() + *axis);  // as torch: a dim > 1 stays
   } else {
@@ -549,6 +725,60 @@ TypeRuleResult gather(const OpInfo& op, const TypeRuleInput& in) {
   return one(TensorType{x.dtype, index.shape});
 }
 
+TypeRuleResult gatherNd(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const TensorType& index = in.operands[1];
+  if (auto e = needIndices(op, index); !e.empty()) return fail(e);
+  const int64_t b = intAttr(in.attrs, "batch_dims", 0);
+  if (index.rank() < 1 || !index.shape.back().isStatic())
+    return fail(fmt::format("the indices {} of '{}' need a static last dim", toString(index), op.name));
+  const int64_t depth = index.shape.back().size;
+  if (b < 0 || b >= std::min(x.rank(), index.rank()) || depth < 1 || b + depth > x.rank())
+    return fail(fmt::format("'{}' of {} with indices {} and batch_dims {}: the last index dim must be 1 to {}", op.name,
+                            toString(x), toString(index), b, x.rank() - b));
+  for (int64_t k = 0; k < b; ++k)
+    if (x.shape[k] != index.shape[k])
+      return fail(fmt::format("the batch dims of '{}' differ: {} vs {}", op.name, toString(x), toString(index)));
+  for (int64_t k = b; k < b + depth; ++k)
+    if (x.shape[k].isStatic(0)) return fail(fmt::format("'{}' indexes an empty dim of {}", op.name, toString(x)));
+  Shape out(index.shape.begin(), index.shape.end() - 1);
+  out.insert(out.end(), x.shape.begin() + b + depth, x.shape.end());
+  return one(TensorType{x.dtype, out});
+}
+
+TypeRuleResult resize(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const Attribute& size = *in.attrs.find("size");
+  if (static_cast<int64_t>(size.list.size()) != x.rank())
+    return fail(fmt::format("'resize' size {} must have the rank of the input {}", toString(size), toString(x)));
+  Shape out;
+  for (int64_t k = 0; k < x.rank(); ++k) {
+    const Attribute& d = size.list[static_cast<size_t>(k)];
+    Dim dim = attrDim(d).value_or(Dim::of(-1));
+    if (dim != x.shape[k] && (!dim.isStatic() || !x.shape[k].isStatic() || dim.size < 1 || x.shape[k].size < 1))
+      return fail(
+          fmt::format("'resize' of {} to {}: a resized dim must be static and non-empty", toString(x), toString(size)));
+    out.push_back(dim);
+  }
+  const Attribute* mode = in.attrs.find("mode");
+  const std::string m = mode ? mode->s : "nearest";
+  if (m != "nearest" && m != "linear")
+    return fail(fmt::format("'resize' mode must be nearest or linear, got \"{}\"", m));
+  if (m == "linear")
+    if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
+  const Attribute* coords = in.attrs.find("coordinates");
+  const std::string c = coords ? coords->s : "asymmetric";
+  if (c != "asymmetric" && c != "half_pixel" && c != "pytorch_half_pixel" && c != "align_corners")
+    return fail(fmt::format(
+        "'resize' coordinates must be asymmetric, half_pixel, pytorch_half_pixel or align_corners, got \"{}\"", c));
+  const Attribute* nearest = in.attrs.find("nearest");
+  const std::string n = nearest ? nearest->s : "floor";
+  if (n != "floor" && n != "ceil" && n != "round_prefer_floor" && n != "round_prefer_ceil")
+    return fail(
+        fmt::format("'resize' nearest must be floor, ceil, round_prefer_floor or round_prefer_ceil, got \"{}\"", n));
+  return one(TensorType{x.dtype, out});
+}
+
 // ---- creation ---------------------------------------------------------------
 
 namespace {
@@ -614,6 +844,20 @@ TypeRuleResult full(const OpInfo& op, const TypeRuleInput& in) {
   const Attribute& value = *in.attrs.find("value");
   if (value.kind == Attribute::Kind::List) return fail("'full' takes a scalar value (use constant for a list)");
   if (auto e = valueFitsDType(op, value, t.dtype); !e.empty()) return fail(e);
+  return one(t);
+}
+
+TypeRuleResult iota(const OpInfo& op, const TypeRuleInput& in) {
+  if (!in.declared || in.declared->size() != 1)
+    return fail("'iota' needs its result type, e.g. `%i = iota() {dim = 0} : i64[B]`");
+  const TensorType& t = (*in.declared)[0];
+  if (t.dtype == DType::Bool) return fail("'iota' of bool: make an integer one and compare");
+  const int64_t d = in.attrs.find("dim")->i;
+  if (!normalizeAxis(d, t.rank()))
+    return fail(fmt::format("dim {} of 'iota' is out of range for rank {}", d, t.rank()));
+  for (const char* name : {"start", "step"})
+    if (const Attribute* a = in.attrs.find(name); a && a->kind == Attribute::Kind::Float && !isFloat(t.dtype))
+      return fail(fmt::format("'{}' of {} cannot hold a float {}", op.name, dt(t.dtype), name));
   return one(t);
 }
 

@@ -23,4 +23,18 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// passed the reduction's type rule.
 std::vector<int64_t> reducedAxes(const AttrMap& attrs, int64_t rank);
 
+/// A window op's geometry (conv, conv_transpose, max_pool, avg_pool), per
+/// spatial dim, with the attributes' defaults filled in.
+struct WindowGeometry {
+  std::vector<int64_t> stride, padBegin, padEnd, dilation, outputPadding;
+  bool valid = false;
+};
+/// Reads (and checks) the geometry of a window op with `spatial` dims; on
+/// failure `valid` is false and `error` says why.
+WindowGeometry windowGeometry(const OpInfo& op, const AttrMap& attrs, size_t spatial, std::string& error);
+
+/// A pooling window's output size along spatial dim k (torch's rule for
+/// ceil_mode: the last window starts inside the input or its left padding).
+int64_t poolOutputSize(int64_t size, int64_t kernel, const WindowGeometry& g, size_t k, bool ceilMode);
+
 }  // namespace graphc::ir::rules

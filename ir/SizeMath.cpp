@@ -46,4 +46,20 @@ std::optional<int64_t> alignUp(int64_t n, int64_t align) {
   return *r / align * align;
 }
 
+int64_t checkedValue(const Dim& d, const SymbolBindings& sizes, std::string_view what) {
+  int64_t v = d.size;
+  for (const std::string& f : d.factors()) {
+    auto it = sizes.find(f);
+    if (it == sizes.end()) throw Error(fmt::format("{}: symbolic size '{}' has no value", what, f));
+    v = checkedMul(v, it->second, what);
+  }
+  return v;
+}
+
+int64_t checkedExtent(const std::vector<Dim>& dims, const SymbolBindings& sizes, std::string_view what) {
+  int64_t n = 1;
+  for (const Dim& d : dims) n = checkedMul(n, checkedValue(d, sizes, what), what);
+  return n;
+}
+
 }  // namespace graphc::ir

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "ir/DType.h"
+#include "ir/Type.h"
 
 namespace graphc::ir {
 
@@ -27,6 +28,12 @@ std::optional<int64_t> bytesOf(DType t, std::span<const int64_t> shape);
 /// Throwing forms, for run time: ir::Error("<what> overflows int64: ...").
 int64_t checkedMul(int64_t a, int64_t b, std::string_view what);
 int64_t checkedAdd(int64_t a, int64_t b, std::string_view what);
+
+/// A dim's value under `sizes`, and the product of dims' values (a
+/// kernel's iteration space): ir::Error naming `what` when a symbol is
+/// unbound or the value overflows.
+int64_t checkedValue(const Dim& d, const SymbolBindings& sizes, std::string_view what);
+int64_t checkedExtent(const std::vector<Dim>& dims, const SymbolBindings& sizes, std::string_view what);
 
 /// `n` rounded up to a multiple of `align` (> 0); nullopt on overflow.
 std::optional<int64_t> alignUp(int64_t n, int64_t align);

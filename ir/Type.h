@@ -1,26 +1,37 @@
 // Tensor types: a dtype and a shape whose dims are integers or symbolic
-// sizes (NAMEs bound by the graph's inputs at run time).
+// sizes: NAMEs bound by the graph's inputs at run time, and products of
+// them with a constant factor (`4*B`, `B*S`), which is what reshaping a
+// dynamic batch makes — torch's SymInt products, without sums.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/DType.h"
 
 namespace graphc::ir {
 
-/// One dimension: a static size, or a symbol such as `B`.
+/// One dimension: a static size, or a symbolic one — a constant factor
+/// times one or more symbols (`B`, `4*B`, `B*S`), kept in one canonical
+/// form so that equal sizes compare equal.
 struct Dim {
-  int64_t size = 0;    // meaningful when symbol is empty
-  std::string symbol;  // non-empty for a symbolic size
+  int64_t size = 0;    // static: the size; symbolic: the constant factor (≥ 1)
+  std::string symbol;  // the symbols, sorted and joined by '*' ("B*S"); empty when static
 
   static Dim of(int64_t n) { return Dim{n, {}}; }
-  static Dim sym(std::string name) { return Dim{0, std::move(name)}; }
+  static Dim sym(std::string name) { return Dim{1, std::move(name)}; }
+  /// factor · Π symbols, in canonical form (static when there are none).
+  static Dim product(int64_t factor, std::vector<std::string> symbols);
   bool isStatic() const { return symbol.empty(); }
   bool isStatic(int64_t n) const { return symbol.empty() && size == n; }
+  /// Whether the dim is one symbol alone (`B`, not `2*B` or `B*S`).
+  bool isSymbol() const { return !symbol.empty() && size == 1 && symbol.find('*') == std::string::npos; }
+  /// The symbols of a symbolic dim, sorted, with repeats (`B*B`).
+  std::vector<std::string> factors() const;
   bool operator==(const Dim&) const = default;
 };
 
@@ -38,6 +49,18 @@ struct TensorType {
   std::optional<int64_t> staticNumElements() const;
   bool operator==(const TensorType&) const = default;
 };
+
+/// a · b; nullopt when the constant factor overflows.
+std::optional<Dim> multiply(const Dim& a, const Dim& b);
+/// a / b when it is exact (b's symbols among a's, its factor dividing a's).
+std::optional<Dim> divide(const Dim& a, const Dim& b);
+/// The product of a shape's dims; nullopt when it overflows.
+std::optional<Dim> numElements(const Shape& s);
+/// The dim's value once its symbols are bound; nullopt when one is not, or
+/// the value overflows.
+std::optional<int64_t> evaluate(const Dim& d, const SymbolBindings& bindings);
+/// A dim's text form (`4*B`) read back; nullopt when malformed.
+std::optional<Dim> parseDim(std::string_view text);
 
 std::string toString(const Dim& d);
 std::string toString(const Shape& s);

@@ -18,7 +18,7 @@ class GraphVerifier {
   bool run() {
     for (const auto& p : graph_.body.params())
       for (const Dim& d : p->type.shape)
-        if (!d.isStatic()) boundSymbols_.insert(d.symbol);
+        for (const std::string& f : d.factors()) boundSymbols_.insert(f);
     region(graph_.body);
     const Region& body = graph_.body;
     if (body.returnTypes() != graph_.resultTypes)
@@ -45,9 +45,11 @@ class GraphVerifier {
           error(loc, fmt::format("type {} has a negative size", toString(t)));
         else if (bytes)
           bytes = mulSizes(*bytes, d.size);
-      } else if (!boundSymbols_.count(d.symbol)) {
-        error(loc, fmt::format("symbolic size '{}' in {} is not bound by any parameter of @{}", d.symbol, toString(t),
-                               graph_.name));
+      } else {
+        for (const std::string& f : d.factors())
+          if (!boundSymbols_.count(f))
+            error(loc, fmt::format("symbolic size '{}' in {} is not bound by any parameter of @{}", f, toString(t),
+                                   graph_.name));
       }
     }
     if (!bytes) error(loc, fmt::format("type {} is too large: its byte count overflows int64", toString(t)));

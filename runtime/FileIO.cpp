@@ -71,6 +71,26 @@ std::string readFile(const fs::path& path, int64_t maxBytes) {
   return bytes;
 }
 
+void readFileRange(const fs::path& path, int64_t offset, int64_t length, std::byte* dst) {
+  FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) throw ir::Error(fmt::format("{}: cannot open file: {}", path.string(), std::strerror(errno)));
+  struct stat info{};
+  if (::fstat(f.fd, &info) != 0 || !S_ISREG(info.st_mode))
+    throw ir::Error(fmt::format("{}: is not a regular file", path.string()));
+  const auto size = static_cast<int64_t>(info.st_size);
+  if (offset < 0 || length < 0 || offset > size || length > size - offset)
+    throw ir::Error(fmt::format("{}: bytes [{}, {} + {}) lie outside the file of {} bytes", path.string(), offset,
+                                offset, length, size));
+  for (int64_t done = 0; done < length;) {
+    const ssize_t n = ::pread(f.fd, dst + done, static_cast<size_t>(length - done), static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw ir::Error(
+          fmt::format("{}: cannot read file: {}", path.string(), n < 0 ? std::strerror(errno) : "it shrank"));
+    done += n;
+  }
+}
+
 int64_t regularFileSize(const fs::path& path) {
   struct stat info{};
   if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return -1;

@@ -10,6 +10,7 @@
 //    replaced rather than followed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -24,6 +25,12 @@ constexpr int64_t kMaxInputFileBytes = (int64_t{1} << 31) - 1;
 /// The file's bytes; throws ir::Error("PATH: why") when it cannot be read
 /// or is larger than maxBytes.
 std::string readFile(const std::filesystem::path& path, int64_t maxBytes = kMaxInputFileBytes);
+
+/// Reads bytes [offset, offset + length) of the regular file `path` into
+/// `dst`; throws ir::Error("PATH: why") when it is not a regular file or
+/// the range does not lie inside it (the range is checked against the
+/// file's size before anything is read).
+void readFileRange(const std::filesystem::path& path, int64_t offset, int64_t length, std::byte* dst);
 
 /// Whether `path` names an existing regular file's size; -1 for anything
 /// else (a pipe, a device, a missing file).

@@ -129,7 +129,7 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
 std::vector<int64_t> concreteShape(const ir::TensorType& t) {
   std::vector<int64_t> out;
   for (const ir::Dim& d : t.shape) {
-    if (!d.isStatic()) throw ir::Error(fmt::format("symbolic size '{}' has no value", d.symbol));
+    if (!d.isStatic()) throw ir::Error(fmt::format("symbolic size '{}' has no value", ir::toString(d)));
     out.push_back(d.size);
   }
   return out;

@@ -41,10 +41,103 @@ ir::Value* legacyBroadcast(NodeContext& c, ir::Value* a, ir::Value* b) {
   return c.withTrailingOnes(b, trailing);
 }
 
+// ---- arithmetic on symbolic shapes ------------------------------------------
+
+/// Both operands as shapes when one is a symbolic one, broadcast to the
+/// same length (a one-element side repeats).
+std::optional<std::pair<ShapeValue, ShapeValue>> shapeOperands(NodeContext& c, size_t a, size_t b) {
+  if (!c.isShape(a) && !c.isShape(b)) return std::nullopt;
+  ShapeValue x = c.shapeInput(a, "a shape operand"), y = c.shapeInput(b, "a shape operand");
+  if (x.dims.size() != y.dims.size()) {
+    if (x.dims.size() == 1)
+      x.dims.assign(y.dims.size(), x.dims[0]);
+    else if (y.dims.size() == 1)
+      y.dims.assign(x.dims.size(), y.dims[0]);
+    else
+      c.fail(fmt::format("shapes of {} and {} sizes do not broadcast", x.dims.size(), y.dims.size()));
+  }
+  x.scalar = x.scalar && y.scalar;
+  return std::make_pair(x, y);
+}
+
+/// Mul, Div, Add, Sub of sizes, where one is symbolic (TorchScript exports
+/// compute a reshape's target as shape[0] * shape[1]): products and exact
+/// quotients stay symbolic sizes; a sum or difference must be static.
+template <OpId op>
+bool shapeArithmetic(NodeContext& c) {
+  auto operands = shapeOperands(c, 0, 1);
+  if (!operands) return false;
+  auto& [x, y] = *operands;
+  ShapeValue out;
+  out.scalar = x.scalar;
+  for (size_t k = 0; k < x.dims.size(); ++k) {
+    const ir::Dim& a = x.dims[k];
+    const ir::Dim& b = y.dims[k];
+    std::optional<ir::Dim> r;
+    if (a.isStatic() && b.isStatic()) {
+      runtime::Tensor t(ir::DType::I64, {});
+      if (op == OpId::Div) {
+        if (b.size == 0) c.fail("a size is divided by 0");
+        r = ir::Dim::of(a.size / b.size);
+      } else {
+        r = ir::Dim::of(op == OpId::Mul   ? checkedMul(c, a.size, b.size)
+                        : op == OpId::Add ? checkedAdd(c, a.size, b.size)
+                                          : checkedAdd(c, a.size, -b.size));
+      }
+    } else if (op == OpId::Mul) {
+      r = ir::multiply(a, b);
+    } else if (op == OpId::Div) {
+      r = ir::divide(a, b);
+    } else if (b.isStatic(0)) {
+      r = a;  // + 0, - 0
+    } else if (op == OpId::Add && a.isStatic(0)) {
+      r = b;
+    }
+    if (!r)
+      c.unsupported(fmt::format("{} of symbolic sizes", c.node.op_type()),
+                    fmt::format("{} of the sizes {} and {} is not a product of symbols", c.node.op_type(),
+                                ir::toString(a), ir::toString(b)));
+    out.dims.push_back(*r);
+  }
+  c.setShapeOutput(0, out);
+  return true;
+}
+
+/// Equal of sizes, decided at import time: equal dims are equal, a
+/// symbolic size is never negative, and other pairs are unknown.
+bool shapeEquality(NodeContext& c) {
+  auto operands = shapeOperands(c, 0, 1);
+  if (!operands) return false;
+  auto& [x, y] = *operands;
+  runtime::Tensor out(ir::DType::Bool,
+                      x.scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(x.dims.size())});
+  for (size_t k = 0; k < x.dims.size(); ++k) {
+    const ir::Dim& a = x.dims[k];
+    const ir::Dim& b = y.dims[k];
+    bool equal;
+    if (a == b)
+      equal = true;
+    else if (a.isStatic() && b.isStatic())
+      equal = false;
+    else if ((a.isStatic() && a.size < 0) || (b.isStatic() && b.size < 0))
+      equal = false;
+    else
+      c.unsupported("of symbolic sizes", fmt::format("whether {} equals {} is not known when the graph is built",
+                                                     ir::toString(a), ir::toString(b)));
+    out.setInt(static_cast<int64_t>(k), equal);
+  }
+  c.setOutput(0, c.constantOf(out));
+  return true;
+}
+
 /// Add, Sub, Mul and the comparisons: graphc's ops reject bool operands of
 /// arithmetic, as ONNX does.
 template <OpId op>
 void binary(NodeContext& c) {
+  if constexpr (op == OpId::Add || op == OpId::Sub || op == OpId::Mul)
+    if (shapeArithmetic<op>(c)) return;
+  if constexpr (op == OpId::Eq)
+    if (shapeEquality(c)) return;
   ir::Value* a = c.required(0);
   c.setOutput(0, c.op(op, {a, legacyBroadcast(c, a, c.required(1))}));
 }
@@ -73,6 +166,7 @@ ir::Value* truncatedQuotient(NodeContext& c, ir::Value* a, ir::Value* b) {
 }
 
 void div(NodeContext& c) {
+  if (shapeArithmetic<OpId::Div>(c)) return;
   ir::Value* a = c.required(0);
   ir::Value* b = legacyBroadcast(c, a, c.required(1));
   if (ir::isInteger(a->type.dtype) && a->type.dtype == b->type.dtype)
@@ -151,7 +245,24 @@ void xorOp(NodeContext& c) {
   c.setOutput(0, c.op(OpId::Ne, {a, legacyBroadcast(c, a, c.required(1))}));
 }
 
-void where(NodeContext& c) { c.setOutput(0, c.op(OpId::Where, {c.required(0), c.required(1), c.required(2)})); }
+void where(NodeContext& c) {
+  if (c.isShape(1) || c.isShape(2)) {  // sizes chosen by a condition known now
+    std::optional<runtime::Tensor> condition = c.constant(0);
+    if (!condition)
+      c.unsupported("of symbolic sizes", "choosing between symbolic sizes needs a condition known at import time");
+    auto operands = shapeOperands(c, 1, 2);
+    auto& [x, y] = *operands;
+    if (condition->numel() != 1 && static_cast<size_t>(condition->numel()) != x.dims.size())
+      c.fail("the condition does not broadcast against the sizes");
+    ShapeValue out = x;
+    for (size_t k = 0; k < x.dims.size(); ++k)
+      out.dims[k] = condition->getInt(condition->numel() == 1 ? 0 : static_cast<int64_t>(k)) ? x.dims[k] : y.dims[k];
+    out.scalar = x.scalar && condition->rank() == 0;
+    c.setShapeOutput(0, out);
+    return;
+  }
+  c.setOutput(0, c.op(OpId::Where, {c.required(0), c.required(1), c.required(2)}));
+}
 
 void cast(NodeContext& c) {
   const int64_t to = c.intAttr("to", 0);
@@ -364,6 +475,9 @@ const OpMapping kOps[] = {
     {"Sigmoid", unaryFloat<OpId::Sigmoid>, {}},
     {"Erf", unaryFloat<OpId::Erf>, {}},
     {"Reciprocal", unaryFloat<OpId::Reciprocal>, {}},
+    {"Floor", unaryFloat<OpId::Floor>, {}},
+    {"Ceil", unaryFloat<OpId::Ceil>, {}},
+    {"Round", unaryFloat<OpId::Round>, {}},
     {"Sign", sign, {}},
     {"IsNaN", isNaN, {}},
     {"IsInf", isInf, {"detect_positive", "detect_negative"}},

@@ -25,9 +25,31 @@ inline constexpr int64_t kMaxImportTimeElements = int64_t{1} << 22;
 std::optional<ir::DType> dtypeOf(int32_t onnxType);
 /// "float", "uint8", ... (what the ONNX spec calls them).
 std::string onnxTypeName(int32_t onnxType);
+/// Where a model's external tensor data lies: files in the model's folder
+/// (what torch.onnx.export writes beside a model as `model.onnx.data`). A
+/// location that is absolute, has a `..` component, or resolves (through
+/// symlinks) outside the folder is refused, and so is an offset or length
+/// that does not lie inside the file.
+class ExternalData {
+ public:
+  /// `folder` empty: the model did not come from a folder, and external
+  /// data is refused.
+  explicit ExternalData(std::string folder) : folder_(std::move(folder)) {}
+  /// Tensor `t`'s data, of `dtype` and `shape`, read from its file (the
+  /// file's size checked before the tensor is allocated); throws ir::Error
+  /// naming `what`.
+  runtime::Tensor read(const onnx::TensorProto& t, ir::DType dtype, const std::vector<int64_t>& shape,
+                       const std::string& what) const;
+
+ private:
+  std::string folder_;
+};
+
 /// Throws ir::Error naming `what` for a malformed tensor, Unsupported for a
-/// dtype graphc lacks or data stored outside the model.
-runtime::Tensor tensorFromProto(const onnx::TensorProto& t, const std::string& what);
+/// dtype graphc lacks. Data stored outside the model is read through
+/// `external` (refused without one).
+runtime::Tensor tensorFromProto(const onnx::TensorProto& t, const std::string& what,
+                                const ExternalData* external = nullptr);
 
 /// A feature of the model graphc does not support; the import records it
 /// for the conformance report.
@@ -39,7 +61,9 @@ class Importer;
 /// what Shape gives for a tensor with symbolic dims (`[B, 5, 16]`), and
 /// what Gather, Slice, Concat, Unsqueeze, Squeeze and Cast make of it. It
 /// has no IR value (a graphc tensor holds numbers, not symbols), so it can
-/// only be used where a shape is expected: Reshape, Expand, ConstantOfShape.
+/// only be used where a shape is expected: Reshape, Expand, ConstantOfShape,
+/// and in the arithmetic exporters do on shapes (Mul, Div, Add, Sub of
+/// sizes; Equal and Where that decide at import time; a 1-D Reshape).
 struct ShapeValue {
   std::vector<ir::Dim> dims;
   bool scalar = false;
@@ -133,6 +157,7 @@ std::span<const OpMapping> elementwiseOps();
 std::span<const OpMapping> reductionOps();
 std::span<const OpMapping> shapeOps();
 std::span<const OpMapping> nnOps();
+std::span<const OpMapping> windowOps();
 std::span<const OpMapping> controlOps();
 
 /// Null when graphc has no converter for the op type (default domain).

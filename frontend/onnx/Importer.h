@@ -54,6 +54,9 @@ class Importer {
   /// When `v` is a parameter of the main graph whose value the import was
   /// given: replaces it by a constant everywhere and returns the constant.
   ir::Value* specialise(ir::Value* v);
+  /// The ONNX names of the main graph's inputs that `v` is computed from
+  /// (what `--input NAME=FILE` could make known), in the graph's order.
+  std::vector<std::string> inputsBehind(const ir::Value* v) const;
 
   /// The names a subgraph (and the subgraphs inside it) reads from the
   /// scopes around it, in the order first read.
@@ -62,6 +65,7 @@ class Importer {
   /// go to) and returns the values of its outputs.
   std::vector<ir::Value*> importBody(const onnx::GraphProto& g, Scope& scope);
   Scope& currentScope() { return *current_; }
+  const ExternalData& externalData() const { return external_; }
 
  private:
   ir::SourceLoc lineLoc(int line, int col = 1) const;
@@ -73,6 +77,7 @@ class Importer {
 
   const onnx::ModelProto& model_;
   OnnxImportOptions options_;
+  ExternalData external_;
   std::shared_ptr<ir::SourceBuffer> listing_;
   std::unordered_map<const onnx::NodeProto*, int> lineOf_;
   int64_t opset_ = 0;

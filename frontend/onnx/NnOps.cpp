@@ -1,8 +1,9 @@
 // ONNX neural-network ops → graphc: MatMul and Gemm (as `linear` where it
 // is one, so the fuser sees a GEMM with a bias epilogue), the
-// normalisations (LayerNormalization onto layer_norm; batch, instance and
-// mean-variance normalisation written out in primitives), and Dropout in
-// inference mode.
+// normalisations (LayerNormalization onto layer_norm, BatchNormalization
+// onto batch_norm, GroupNormalization and InstanceNormalization onto
+// group_norm, mean-variance normalisation written out in primitives), the
+// global pools, and Dropout in inference mode.
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
@@ -89,11 +90,14 @@ void layerNormalization(NodeContext& c) {
   }
 }
 
-/// A per-channel parameter [C] as [C, 1, ..., 1], to broadcast against
-/// [N, C, D1, ...].
-ir::Value* perChannel(NodeContext& c, ir::Value* p, int64_t rank) {
-  if (p->type.rank() != 1) c.fail(fmt::format("per-channel parameters must be 1-D, got {}", ir::toString(p->type)));
-  return c.withTrailingOnes(p, rank - 2);
+/// A per-channel parameter of an [N, C, ...] input: [C], in x's dtype
+/// (ONNX lets the statistics have another float type).
+ir::Value* channelParam(NodeContext& c, size_t k, const ir::Value* x) {
+  ir::Value* p = c.required(k);
+  if (p->type.rank() != 1 || p->type.shape[0] != x->type.shape[1])
+    c.fail(fmt::format("per-channel parameters must be [C] = [{}], got {}", ir::toString(x->type.shape[1]),
+                       ir::toString(p->type)));
+  return c.cast(p, x->type.dtype);
 }
 
 void batchNormalization(NodeContext& c) {
@@ -106,30 +110,48 @@ void batchNormalization(NodeContext& c) {
   for (size_t k = 1; k < c.numOutputs(); ++k)
     if (c.outputWanted(k))
       c.unsupported("training outputs", "the running statistics outputs (training) are not supported");
-  const int64_t rank = x->type.rank();
-  if (rank < 2) c.fail(fmt::format("the input must be [N, C, ...], got {}", ir::toString(x->type)));
-  const double eps = c.floatAttr("epsilon", 1e-5f);
-  ir::Value* scale = perChannel(c, c.required(1), rank);
-  ir::Value* bias = perChannel(c, c.required(2), rank);
-  ir::Value* mean = perChannel(c, c.required(3), rank);
-  ir::Value* var = perChannel(c, c.required(4), rank);
-  ir::Value* inv = c.op(OpId::Rsqrt, {c.op(OpId::Add, {var, c.scalarLike(var, eps)})});
-  ir::Value* normalized = c.op(OpId::Mul, {c.op(OpId::Sub, {x, mean}), inv});
-  c.setOutput(0, c.op(OpId::Add, {c.op(OpId::Mul, {normalized, scale}), bias}));
+  if (x->type.rank() < 2) c.fail(fmt::format("the input must be [N, C, ...], got {}", ir::toString(x->type)));
+  // ONNX: X, scale, B, mean, var; graphc: x, mean, var, weight, bias.
+  std::vector<ir::Value*> operands{x, channelParam(c, 3, x), channelParam(c, 4, x), channelParam(c, 1, x),
+                                   channelParam(c, 2, x)};
+  c.setOutput(0,
+              c.op(OpId::BatchNorm, operands, oneAttr("eps", ir::Attribute::ofFloat(c.floatAttr("epsilon", 1e-5f)))));
 }
 
+/// InstanceNormalization is group_norm with one channel per group.
 void instanceNormalization(NodeContext& c) {
   ir::Value* x = c.required(0);
   needFloat(c, x);
-  const int64_t rank = x->type.rank();
-  if (rank < 3) c.fail(fmt::format("the input must be [N, C, D1, ...], got {}", ir::toString(x->type)));
-  std::vector<int64_t> spatial;
-  for (int64_t d = 2; d < rank; ++d) spatial.push_back(d);
-  auto [mean, var] = moments(c, x, spatial);
-  ir::Value* inv = c.op(OpId::Rsqrt, {c.op(OpId::Add, {var, c.scalarLike(var, c.floatAttr("epsilon", 1e-5f))})});
-  ir::Value* normalized = c.op(OpId::Mul, {c.op(OpId::Sub, {x, mean}), inv});
-  ir::Value* scaled = c.op(OpId::Mul, {normalized, perChannel(c, c.required(1), rank)});
-  c.setOutput(0, c.op(OpId::Add, {scaled, perChannel(c, c.required(2), rank)}));
+  if (x->type.rank() < 3) c.fail(fmt::format("the input must be [N, C, D1, ...], got {}", ir::toString(x->type)));
+  if (!x->type.shape[1].isStatic()) c.unsupported("with symbolic channels", "the channel count must be static");
+  ir::AttrMap attrs = oneAttr("eps", ir::Attribute::ofFloat(c.floatAttr("epsilon", 1e-5f)));
+  attrs.set("groups", ir::Attribute::ofInt(x->type.shape[1].size));
+  c.setOutput(0, c.op(OpId::GroupNorm, {x, channelParam(c, 1, x), channelParam(c, 2, x)}, attrs));
+}
+
+/// GroupNormalization: scale and bias are per channel from opset 21, per
+/// group before (each group's value then repeats over its channels).
+void groupNormalization(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  needFloat(c, x);
+  if (x->type.rank() < 2) c.fail(fmt::format("the input must be [N, C, ...], got {}", ir::toString(x->type)));
+  if (!x->type.shape[1].isStatic()) c.unsupported("with symbolic channels", "the channel count must be static");
+  const int64_t channels = x->type.shape[1].size, groups = c.intAttr("num_groups", 0);
+  if (groups < 1 || channels % groups != 0)
+    c.fail(fmt::format("'num_groups' {} must divide the {} channels", groups, channels));
+  auto param = [&](size_t k) {
+    ir::Value* p = c.required(k);
+    if (p->type.rank() == 1 && p->type.shape[0].isStatic(groups) && groups != channels) {
+      ir::Value* column = c.op(OpId::Unsqueeze, {c.cast(p, x->type.dtype)}, oneAttr("dim", ir::Attribute::ofInt(1)));
+      ir::Value* wide =
+          c.op(OpId::Expand, {column}, oneAttr("shape", ir::Attribute::ofInts({groups, channels / groups})));
+      return c.op(OpId::Reshape, {wide}, oneAttr("shape", ir::Attribute::ofInts({channels})));
+    }
+    return channelParam(c, k, x);
+  };
+  ir::AttrMap attrs = oneAttr("eps", ir::Attribute::ofFloat(c.floatAttr("epsilon", 1e-5f)));
+  attrs.set("groups", ir::Attribute::ofInt(groups));
+  c.setOutput(0, c.op(OpId::GroupNorm, {x, param(1), param(2)}, attrs));
 }
 
 /// (X - E[X]) / (sqrt(E[(X - E[X])²]) + 1e-9), the ONNX function body.
@@ -180,6 +202,7 @@ const OpMapping kOps[] = {
      batchNormalization,
      {"epsilon", "momentum", "training_mode", "spatial", "is_test", "consumed_inputs"}},
     {"InstanceNormalization", instanceNormalization, {"epsilon"}},
+    {"GroupNormalization", groupNormalization, {"epsilon", "num_groups", "stash_type"}},
     {"MeanVarianceNormalization", meanVarianceNormalization, {"axes"}},
     {"Dropout", dropout, {"ratio", "seed", "is_test"}},
     {"GlobalAveragePool", globalPool<OpId::Mean>, {}},

@@ -86,10 +86,18 @@ std::optional<runtime::Tensor> NodeContext::constant(size_t k) const {
 runtime::Tensor NodeContext::requireConstant(size_t k, std::string_view what) const {
   if (auto t = constant(k)) return *t;
   const std::string name = k < static_cast<size_t>(node.input_size()) ? node.input(static_cast<int>(k)) : "";
+  // The hint names the graph inputs it comes from: only those can be given.
+  std::vector<std::string> inputs = inputs_[k] ? importer.inputsBehind(inputs_[k]) : std::vector<std::string>{};
+  if (inputs.empty())
+    fail(
+        fmt::format("{} ('{}') must be known when the graph is built: an initializer, a Constant, or computed "
+                    "from them",
+                    what, name));
+  for (std::string& i : inputs) i = fmt::format("--input {}=FILE", i);
   fail(
-      fmt::format("{} ('{}') must be known when the graph is built: an initializer, a Constant, or a graph input "
-                  "given a value (--input {}=FILE)",
-                  what, name, name));
+      fmt::format("{} ('{}') must be known when the graph is built: it is computed from graph input{} that can be "
+                  "given a value ({})",
+                  what, name, inputs.size() == 1 ? "" : "s", fmt::join(inputs, " ")));
 }
 
 std::vector<int64_t> NodeContext::constantInts(size_t k, std::string_view what) const {
@@ -138,7 +146,8 @@ std::optional<runtime::Tensor> NodeContext::tensorAttr(std::string_view attrName
   const onnx::AttributeProto* a = attr(attrName);
   if (!a) return std::nullopt;
   if (a->type() != onnx::AttributeProto::TENSOR) fail(fmt::format("attribute '{}' must be a tensor", attrName));
-  return tensorFromProto(a->t(), fmt::format("'{}' attribute '{}'", node.op_type(), attrName));
+  return tensorFromProto(a->t(), fmt::format("'{}' attribute '{}'", node.op_type(), attrName),
+                         &importer.externalData());
 }
 
 const onnx::GraphProto& NodeContext::graphAttr(std::string_view attrName) const {
@@ -224,7 +233,7 @@ void needFloat(const NodeContext& c, const ir::Value* v) {
 const OpMapping* findOp(std::string_view opType) {
   static const std::unordered_map<std::string_view, const OpMapping*> table = [] {
     std::unordered_map<std::string_view, const OpMapping*> t;
-    for (auto family : {elementwiseOps(), reductionOps(), shapeOps(), nnOps(), controlOps()})
+    for (auto family : {elementwiseOps(), reductionOps(), shapeOps(), nnOps(), windowOps(), controlOps()})
       for (const OpMapping& m : family) t.emplace(m.opType, &m);
     return t;
   }();

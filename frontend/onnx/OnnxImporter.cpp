@@ -2,6 +2,7 @@
 // the main graph's initializers, inputs, nodes and outputs, subgraphs (If
 // branches), import-time values (folded with the reference interpreter)
 // and the specialisation of graph inputs whose values an op needs.
+#include <filesystem>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -64,7 +65,7 @@ std::string joinInfoNames(const Infos& infos) {
 }  // namespace
 
 Importer::Importer(const onnx::ModelProto& model, std::string fileName, const OnnxImportOptions& options)
-    : model_(model), options_(options), listing_(std::make_shared<ir::SourceBuffer>()) {
+    : model_(model), options_(options), external_(options.dataFolder), listing_(std::make_shared<ir::SourceBuffer>()) {
   listing_->name = std::move(fileName);
 }
 
@@ -154,7 +155,7 @@ void Importer::checkOutputType(const onnx::ValueInfoProto& info, const ir::Value
 // ---- names and values -------------------------------------------------------
 
 ir::Value* Importer::materialize(Scope& scope, const std::string& name, const onnx::TensorProto& proto) {
-  runtime::Tensor t = tensorFromProto(proto, fmt::format("initializer '{}'", printable(name)));
+  runtime::Tensor t = tensorFromProto(proto, fmt::format("initializer '{}'", printable(name)), &external_);
   ir::Value* v = runtime::insertConstant(*scope.region, scope.region->nodes().size(), t, lineLoc(1));
   v->name = identifier(name);
   scope.values[name] = v;
@@ -179,6 +180,24 @@ ir::Value* Importer::lookup(const std::string& name) {
 void Importer::define(const std::string& name, ir::Value* v) {
   if (v->name.empty()) v->name = identifier(name);
   current_->values[name] = v;
+}
+
+std::vector<std::string> Importer::inputsBehind(const ir::Value* root) const {
+  std::set<const ir::Value*> params;
+  std::vector<const ir::Value*> stack{root};
+  std::unordered_set<const ir::Value*> seen;
+  while (!stack.empty()) {
+    const ir::Value* v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v).second) continue;
+    if (paramNames_.count(v)) params.insert(v);
+    if (const ir::Node* n = v->definingNode())
+      for (const ir::Value* o : n->operands) stack.push_back(o);
+  }
+  std::vector<std::string> names;
+  for (const auto& p : graph_->body.params())
+    if (params.count(p.get())) names.push_back(paramNames_.at(p.get()));
+  return names;
 }
 
 std::optional<runtime::Tensor> Importer::knownValue(ir::Value* root, bool specialiseInputs) {
@@ -492,7 +511,12 @@ OnnxImport importOnnxFile(const std::string& path, ir::DiagnosticEngine& diags, 
     diags.error({}, e.what());
     return {};
   }
-  return importOnnx(bytes, path, diags, options);
+  OnnxImportOptions withFolder = options;
+  if (withFolder.dataFolder.empty()) {
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    withFolder.dataFolder = folder.empty() ? "." : folder.string();
+  }
+  return importOnnx(bytes, path, diags, withFolder);
 }
 
 bool isOnnxPath(std::string_view path) { return path.size() >= 5 && path.substr(path.size() - 5) == ".onnx"; }

@@ -45,6 +45,11 @@ struct OnnxImportOptions {
   /// Values of graph inputs (by their ONNX names) that the import may
   /// specialise on when an op needs them at compile time.
   std::map<std::string, runtime::Tensor> knownInputs;
+  /// The folder the model was read from: where its external data files
+  /// (a `location` of each tensor stored outside the model) must lie.
+  /// Empty: a model with external data is refused. importOnnxFile sets it
+  /// to the model file's folder.
+  std::string dataFolder;
 };
 
 struct OnnxImport {
@@ -64,7 +69,8 @@ struct OnnxImport {
 /// Imports the model in `bytes`, read from `fileName`.
 OnnxImport importOnnx(std::string_view bytes, const std::string& fileName, ir::DiagnosticEngine& diags,
                       const OnnxImportOptions& options = {});
-/// Reads `path` and imports it; an unreadable file is a diagnostic.
+/// Reads `path` and imports it, its external data from its folder; an
+/// unreadable file is a diagnostic.
 OnnxImport importOnnxFile(const std::string& path, ir::DiagnosticEngine& diags, const OnnxImportOptions& options = {});
 
 /// Whether `path` names an ONNX model (by its extension, `.onnx`).

@@ -1,6 +1,7 @@
-// ONNX reductions → graphc's sum/mean/amax/amin (the L1, L2, log-sum and
-// sum-of-squares variants written out over them), and Softmax/LogSoftmax
-// with the opset < 13 "coerce to 2-D" semantics.
+// ONNX reductions → graphc's sum/mean/amax/amin/prod (the L1, L2, log-sum
+// and sum-of-squares variants written out over them), ArgMax/ArgMin,
+// CumSum, and Softmax/LogSoftmax with the opset < 13 "coerce to 2-D"
+// semantics.
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
@@ -33,7 +34,7 @@ std::optional<std::vector<int64_t>> reducedAxes(NodeContext& c, ir::Value* x) {
 }
 
 /// What each Reduce* computes around graphc's reduction.
-enum class Reduce { Sum, Mean, Max, Min, L1, L2, LogSum, LogSumExp, SumSquare };
+enum class Reduce { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
 template <Reduce kind>
 void reduce(NodeContext& c) {
@@ -45,7 +46,7 @@ void reduce(NodeContext& c) {
   }
   const bool keep = c.intAttr("keepdims", 1) != 0;
   const ir::AttrMap attrs = reduceAttrs(*axes, keep);
-  if (kind != Reduce::Sum && kind != Reduce::Max && kind != Reduce::Min) needFloat(c, x);
+  if (kind != Reduce::Sum && kind != Reduce::Max && kind != Reduce::Min && kind != Reduce::Prod) needFloat(c, x);
   if (x->type.dtype == ir::DType::Bool) c.unsupported("on bool", "graphc reduces numeric tensors only");
   ir::Value* y = nullptr;
   switch (kind) {
@@ -53,6 +54,7 @@ void reduce(NodeContext& c) {
     case Reduce::Mean: y = c.op(OpId::Mean, {x}, attrs); break;
     case Reduce::Max: y = c.op(OpId::Amax, {x}, attrs); break;
     case Reduce::Min: y = c.op(OpId::Amin, {x}, attrs); break;
+    case Reduce::Prod: y = c.op(OpId::Prod, {x}, attrs); break;
     case Reduce::L1: y = c.op(OpId::Sum, {c.op(OpId::Abs, {x})}, attrs); break;
     case Reduce::L2: y = c.op(OpId::Sqrt, {c.op(OpId::Sum, {c.op(OpId::Mul, {x, x})}, attrs)}); break;
     case Reduce::SumSquare: y = c.op(OpId::Sum, {c.op(OpId::Mul, {x, x})}, attrs); break;
@@ -67,6 +69,32 @@ void reduce(NodeContext& c) {
   }
   // graphc sums integers into i64 (as torch.sum); ONNX keeps the dtype.
   c.setOutput(0, c.cast(y, x->type.dtype));
+}
+
+/// ArgMax / ArgMin: the first index of the extremum (select_last_index = 0).
+template <OpId op>
+void argExtremum(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  if (c.intAttr("select_last_index", 0) != 0)
+    c.unsupported("select_last_index=1", "the last index of the extremum (select_last_index = 1) is not supported");
+  if (x->type.dtype == ir::DType::Bool) c.unsupported("on bool", "graphc reduces numeric tensors only");
+  const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), std::max<int64_t>(x->type.rank(), 1));
+  ir::AttrMap attrs = oneAttr("dim", ir::Attribute::ofInt(axis));
+  attrs.set("keepdim", ir::Attribute::ofBool(c.intAttr("keepdims", 1) != 0));
+  c.setOutput(0, c.op(op, {x}, attrs));
+}
+
+/// CumSum along the axis input; graphc sums integers in i64, ONNX keeps the dtype.
+void cumSum(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  if (x->type.dtype == ir::DType::Bool) c.unsupported("on bool", "graphc sums numeric tensors only");
+  const std::vector<int64_t> axis = c.constantInts(1, "'axis'");
+  if (axis.size() != 1) c.fail("'axis' must hold one value");
+  ir::AttrMap attrs =
+      oneAttr("dim", ir::Attribute::ofInt(normalizeAxis(c, axis[0], std::max<int64_t>(x->type.rank(), 1))));
+  if (c.intAttr("exclusive", 0)) attrs.set("exclusive", ir::Attribute::ofBool(true));
+  if (c.intAttr("reverse", 0)) attrs.set("reverse", ir::Attribute::ofBool(true));
+  c.setOutput(0, c.cast(c.op(OpId::Cumsum, {x}, attrs), x->type.dtype));
 }
 
 /// Softmax and LogSoftmax. From opset 13 they normalise along `axis`
@@ -110,6 +138,10 @@ const OpMapping kOps[] = {
     {"ReduceLogSum", reduce<Reduce::LogSum>, {"axes", "keepdims", "noop_with_empty_axes"}},
     {"ReduceLogSumExp", reduce<Reduce::LogSumExp>, {"axes", "keepdims", "noop_with_empty_axes"}},
     {"ReduceSumSquare", reduce<Reduce::SumSquare>, {"axes", "keepdims", "noop_with_empty_axes"}},
+    {"ReduceProd", reduce<Reduce::Prod>, {"axes", "keepdims", "noop_with_empty_axes"}},
+    {"ArgMax", argExtremum<OpId::Argmax>, {"axis", "keepdims", "select_last_index"}},
+    {"ArgMin", argExtremum<OpId::Argmin>, {"axis", "keepdims", "select_last_index"}},
+    {"CumSum", cumSum, {"exclusive", "reverse"}},
     {"Softmax", softmax<OpId::Softmax>, {"axis"}},
     {"LogSoftmax", softmax<OpId::LogSoftmax>, {"axis"}},
 };

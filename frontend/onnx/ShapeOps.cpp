@@ -46,7 +46,8 @@ ir::Value* concat(NodeContext& c, const std::vector<ir::Value*>& parts, int64_t 
 int64_t staticDim(NodeContext& c, const ir::Value* x, int64_t d, std::string_view what) {
   const ir::Dim& dim = x->type.shape[static_cast<size_t>(d)];
   if (!dim.isStatic())
-    c.unsupported("with symbolic sizes", fmt::format("{} of the symbolic size {} is not supported", what, dim.symbol));
+    c.unsupported("with symbolic sizes",
+                  fmt::format("{} of the symbolic size {} is not supported", what, ir::toString(dim)));
   return dim.size;
 }
 
@@ -91,6 +92,13 @@ void constant(NodeContext& c) {
 }
 
 void shape(NodeContext& c) {
+  if (c.isShape(0)) {  // the shape of a shape: its length
+    const ShapeValue v = c.shapeInput(0, "the input");
+    ShapeValue length;
+    if (!v.scalar) length.dims.push_back(ir::Dim::of(static_cast<int64_t>(v.dims.size())));
+    c.setShapeOutput(0, length);
+    return;
+  }
   ir::Value* x = c.required(0);
   const int64_t rank = x->type.rank();
   auto clampEnd = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
@@ -122,14 +130,30 @@ void constantOfShape(NodeContext& c) {
   c.setOutput(0, expand(c, c.constantOf(value), shape.dims));
 }
 
+/// Range: known bounds make a constant; a limit that is a symbolic size
+/// (torch.arange(batch) in a dynamic-batch export) with start 0 and delta
+/// 1 becomes iota over that size.
 void range(NodeContext& c) {
-  runtime::Tensor start = c.requireConstant(0, "'start'"), limit = c.requireConstant(1, "'limit'"),
-                  delta = c.requireConstant(2, "'delta'");
-  for (const runtime::Tensor* t : {&start, &limit, &delta})
+  runtime::Tensor start = c.requireConstant(0, "'start'"), delta = c.requireConstant(2, "'delta'");
+  for (const runtime::Tensor* t : {&start, &delta})
     if (t->numel() != 1)
       c.fail(fmt::format("'start', 'limit' and 'delta' must be scalars, got {}", ir::toString(t->type())));
   const double d = delta.getDouble(0);
   if (d == 0) c.fail("'delta' is zero");
+  if (c.isShape(1)) {
+    const ShapeValue limit = c.shapeInput(1, "'limit'");
+    if (!limit.scalar || limit.dims.size() != 1) c.fail("'limit' must be a scalar");
+    if (start.getDouble(0) != 0 || d != 1)
+      c.unsupported("to a symbolic limit", fmt::format("a range to the symbolic size {} must start at 0 with step 1",
+                                                       ir::toString(limit.dims[0])));
+    ir::Node* iota = ir::insertNode(c.region, c.region.nodes().size(), OpId::Iota, {},
+                                    oneAttr("dim", ir::Attribute::ofInt(0)), {{start.dtype(), {limit.dims[0]}}}, c.loc);
+    c.setOutput(0, iota->result());
+    return;
+  }
+  runtime::Tensor limit = c.requireConstant(1, "'limit'");
+  if (limit.numel() != 1)
+    c.fail(fmt::format("'start', 'limit' and 'delta' must be scalars, got {}", ir::toString(limit.type())));
   const double count = std::ceil((limit.getDouble(0) - start.getDouble(0)) / d);
   if (!(count <= static_cast<double>(kMaxImportTimeElements)))
     c.unsupported("of over 4M elements",
@@ -167,6 +191,17 @@ void eyeLike(NodeContext& c) {
 // ---- reshaping ----------------------------------------------------------------
 
 void reshapeOp(NodeContext& c) {
+  if (c.isShape(0)) {  // a shape kept 1-D ([-1], [n]) or a one-size shape made a scalar ([])
+    ShapeValue v = c.shapeInput(0, "the input");
+    const std::vector<int64_t> target = c.constantInts(1, "the shape");
+    const bool toScalar = target.empty(),
+               toVector = target.size() == 1 && (target[0] == -1 || target[0] == static_cast<int64_t>(v.dims.size()));
+    if (!(toVector || (toScalar && v.dims.size() == 1)))
+      c.unsupported("of a symbolic shape to more dims", "reshaping a symbolic shape beyond 1-D is not supported");
+    v.scalar = toScalar;
+    c.setShapeOutput(0, v);
+    return;
+  }
   ir::Value* x = c.required(0);
   const ShapeValue target = c.shapeInput(1, "the shape");
   const bool allowZero = c.intAttr("allowzero", 0) != 0;
@@ -519,6 +554,70 @@ void gatherOp(NodeContext& c) {
   c.setOutput(0, c.op(op, {x, c.required(1)}, oneAttr("dim", ir::Attribute::ofInt(axis))));
 }
 
+/// GatherND → gather_nd, the indices as i64.
+void gatherNd(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  ir::AttrMap attrs;
+  if (const int64_t b = c.intAttr("batch_dims", 0); b != 0) attrs.set("batch_dims", ir::Attribute::ofInt(b));
+  c.setOutput(0, c.op(OpId::GatherNd, {x, c.cast(c.required(1), ir::DType::I64)}, attrs));
+}
+
+/// Resize (opset 10: X, scales; from 11: X, roi, scales, sizes) → resize
+/// to sizes. Nearest and linear; the output sizes from `sizes`, or from
+/// `scales` where size · scale is whole (graphc maps coordinates with
+/// out / in, which is the given scale only then).
+void resizeOp(NodeContext& c) {
+  ir::Value* x = c.required(0);
+  const int64_t rank = x->type.rank();
+  std::string mode = c.stringAttr("mode", "nearest");
+  if (mode != "nearest" && mode != "linear")
+    c.unsupported("mode " + mode, fmt::format("mode \"{}\" is not supported (nearest and linear are)", mode));
+  if (c.intAttr("antialias", 0) != 0) c.unsupported("antialias", "antialiased resizing is not supported");
+  if (c.stringAttr("keep_aspect_ratio_policy", "stretch") != "stretch")
+    c.unsupported("keep_aspect_ratio_policy", "only keep_aspect_ratio_policy \"stretch\" is supported");
+  const std::string coordinates =
+      c.opset < 11 ? "asymmetric" : c.stringAttr("coordinate_transformation_mode", "half_pixel");
+  if (coordinates != "asymmetric" && coordinates != "half_pixel" && coordinates != "pytorch_half_pixel" &&
+      coordinates != "align_corners")
+    c.unsupported("coordinate_transformation_mode " + coordinates,
+                  fmt::format("coordinate_transformation_mode \"{}\" is not supported", coordinates));
+  const std::string nearest = c.opset < 11 ? "floor" : c.stringAttr("nearest_mode", "round_prefer_floor");
+  std::vector<int64_t> axes;
+  if (auto a = c.intsAttr("axes"))
+    for (int64_t axis : *a) axes.push_back(normalizeAxis(c, axis, rank));
+  else
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  const size_t scalesInput = c.opset < 11 ? 1 : 2;
+  ir::Shape out = x->type.shape;
+  if (c.opset >= 11 && c.present(3)) {
+    const ShapeValue sizes = c.shapeInput(3, "'sizes'");
+    if (sizes.dims.size() != axes.size()) c.fail(fmt::format("{} sizes for {} axes", sizes.dims.size(), axes.size()));
+    for (size_t k = 0; k < axes.size(); ++k) out[static_cast<size_t>(axes[k])] = sizes.dims[k];
+  } else {
+    const runtime::Tensor scales = c.requireConstant(scalesInput, "'scales'");
+    if (static_cast<size_t>(scales.numel()) != axes.size())
+      c.fail(fmt::format("{} scales for {} axes", scales.numel(), axes.size()));
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const double scale = scales.getDouble(static_cast<int64_t>(k));
+      ir::Dim& d = out[static_cast<size_t>(axes[k])];
+      if (scale == 1) continue;
+      if (!d.isStatic())
+        c.unsupported("of a symbolic size",
+                      fmt::format("scaling the symbolic size {} is not supported", ir::toString(d)));
+      const double size = static_cast<double>(d.size) * scale;
+      if (!(scale > 0) || size != std::floor(size) || size > static_cast<double>(kMaxImportTimeElements))
+        c.unsupported("to a fractional size",
+                      fmt::format("scale {} of size {} does not give a whole size", scale, d.size));
+      d = ir::Dim::of(static_cast<int64_t>(size));
+    }
+  }
+  ir::AttrMap attrs = oneAttr("size", ir::shapeAttribute(out));
+  attrs.set("mode", ir::Attribute::ofString(mode));
+  attrs.set("coordinates", ir::Attribute::ofString(coordinates));
+  attrs.set("nearest", ir::Attribute::ofString(nearest));
+  c.setOutput(0, out == x->type.shape ? x : c.op(OpId::Resize, {x}, attrs));
+}
+
 /// DepthToSpace (modes DCR and CRD) and SpaceToDepth: a reshape, a
 /// permute and a reshape, all index maps.
 template <bool toSpace>
@@ -632,6 +731,11 @@ const OpMapping kOps[] = {
     {"OneHot", oneHot, {"axis"}},
     {"Gather", gatherOp<OpId::IndexSelect>, {"axis"}},
     {"GatherElements", gatherOp<OpId::Gather>, {"axis"}},
+    {"GatherND", gatherNd, {"batch_dims"}},
+    {"Resize",
+     resizeOp,
+     {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+      "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"}},
 };
 
 }  // namespace

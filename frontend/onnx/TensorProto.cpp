@@ -2,7 +2,10 @@
 // test data's input_K.pb / output_K.pb files. Every size is checked against
 // the data before anything is allocated, so a malformed or hostile file is
 // an error, never a huge allocation or an out-of-bounds read.
+#include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -14,6 +17,7 @@ namespace graphc::frontend {
 
 namespace onnximport {
 
+namespace fs = std::filesystem;
 using onnx::TensorProto;
 
 std::optional<ir::DType> dtypeOf(int32_t onnxType) {
@@ -49,10 +53,65 @@ void copyField(const Field& field, int64_t count, Put put) {
 
 }  // namespace
 
-runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
-  if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0)
-    throw Unsupported("external tensor data",
-                      fmt::format("{}: data stored outside the model file is not supported", what));
+runtime::Tensor ExternalData::read(const TensorProto& t, ir::DType dtype, const std::vector<int64_t>& shape,
+                                   const std::string& what) const {
+  const int64_t bytes = runtime::checkedBytes(dtype, shape);
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto& entry : t.external_data()) {
+    auto number = [&](const std::string& text) {
+      int64_t v = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (error != std::errc() || end != text.data() + text.size() || v < 0)
+        throw ir::Error(fmt::format("{}: external data {} \"{}\" is not a byte count", what, entry.key(), text));
+      return v;
+    };
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = number(entry.value());
+    else if (entry.key() == "length")
+      length = number(entry.value());
+  }
+  if (folder_.empty())
+    throw ir::Error(fmt::format("{}: the data is in an external file, and the model was not read from a folder", what));
+  if (location.empty()) throw ir::Error(fmt::format("{}: external data without a location", what));
+  const fs::path relative(location);
+  if (relative.is_absolute())
+    throw ir::Error(
+        fmt::format("{}: external data location \"{}\" is absolute; it must name a file in the model's "
+                    "folder",
+                    what, location));
+  for (const fs::path& part : relative)
+    if (part == "..")
+      throw ir::Error(
+          fmt::format("{}: external data location \"{}\" leaves the model's folder (it has '..')", what, location));
+  // Symlinks resolved: the file itself must lie inside the folder.
+  std::error_code error;
+  const fs::path folder = fs::weakly_canonical(fs::path(folder_), error);
+  const fs::path file = fs::weakly_canonical(fs::path(folder_) / relative, error);
+  const auto [stop, rest] = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end());
+  if (error || stop != folder.end())
+    throw ir::Error(
+        fmt::format("{}: external data location \"{}\" resolves outside the model's folder", what, location));
+  if (length >= 0 && length != bytes)
+    throw ir::Error(
+        fmt::format("{}: external data length {} differs from the {} bytes its type needs", what, length, bytes));
+  const int64_t fileSize = runtime::regularFileSize(file);
+  if (fileSize < 0) throw ir::Error(fmt::format("{}: external data \"{}\" is not a readable file", what, location));
+  if (offset > fileSize || bytes > fileSize - offset)
+    throw ir::Error(fmt::format("{}: external data \"{}\" has {} bytes; the tensor needs [{}, {} + {})", what, location,
+                                fileSize, offset, offset, bytes));
+  runtime::Tensor out(dtype, shape);
+  try {
+    runtime::readFileRange(file, offset, bytes, out.data());
+  } catch (const ir::Error& e) {
+    throw ir::Error(fmt::format("{}: external data \"{}\": {}", what, location, e.what()));
+  }
+  return out;
+}
+
+runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what, const ExternalData* external) {
   if (t.has_segment())
     throw Unsupported("segmented tensor", fmt::format("{}: segmented tensors are not supported", what));
   std::optional<ir::DType> dtype = dtypeOf(t.data_type());
@@ -65,6 +124,14 @@ runtime::Tensor tensorFromProto(const TensorProto& t, const std::string& what) {
     if (d < 0) throw ir::Error(fmt::format("{}: negative dim {}", what, d));
   const int64_t count = runtime::checkedNumel(shape);
   const int64_t elementSize = ir::dtypeSize(*dtype);
+
+  if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) {
+    if (!external) throw ir::Error(fmt::format("{}: the data is in an external file, which is not read here", what));
+    runtime::Tensor out = external->read(t, *dtype, shape, what);
+    if (*dtype == ir::DType::Bool)
+      for (int64_t i = 0; i < count; ++i) out.setInt(i, out.as<uint8_t>()[i] != 0);
+    return out;
+  }
 
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();

@@ -24,6 +24,7 @@ std::string_view describe(Tok t) {
     case Tok::Colon: return "':'";
     case Tok::Equal: return "'='";
     case Tok::Arrow: return "'->'";
+    case Tok::Star: return "'*'";
   }
   return "?";
 }
@@ -81,6 +82,7 @@ Token Lexer::next() {
     case ',': return single(Tok::Comma);
     case ':': return single(Tok::Colon);
     case '=': return single(Tok::Equal);
+    case '*': return single(Tok::Star);
     case '"': return string(t);
     default: break;
   }

@@ -30,6 +30,7 @@ enum class Tok {
   Colon,
   Equal,
   Arrow,
+  Star,  // '*' in a symbolic size: 4*B
 };
 
 struct Token {

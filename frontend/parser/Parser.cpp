@@ -126,23 +126,50 @@ class Parser {
     int64_t elements = 1;
     if (tok_.kind != Tok::RBracket) {
       do {
-        if (tok_.kind == Tok::Integer) {
-          Token n = take();
-          int64_t size = integer(n);
-          if (size < 0) fail(loc(n), fmt::format("size {} is negative", size));
-          std::optional<int64_t> product = ir::mulSizes(elements, size);
-          if (!product) fail(loc(n), "tensor type has too many elements");
+        Token first = tok_;
+        Dim d = dim();
+        if (d.isStatic()) {
+          std::optional<int64_t> product = ir::mulSizes(elements, d.size);
+          if (!product) fail(loc(first), "tensor type has too many elements");
           elements = *product;
-          t.shape.push_back(Dim::of(size));
-        } else if (tok_.kind == Tok::Ident) {
-          t.shape.push_back(Dim::sym(take().text));
-        } else {
-          unexpected("a size (an integer or a symbolic NAME)");
         }
+        t.shape.push_back(d);
       } while (accept(Tok::Comma));
     }
     expect(Tok::RBracket, "',' or ']' in the shape");
     return t;
+  }
+
+  /// A size: an integer, a symbolic NAME, or a product of them (`4*B`, `B*S`).
+  Dim dim() {
+    if (tok_.kind != Tok::Integer && tok_.kind != Tok::Ident)
+      unexpected("a size (an integer, a symbolic NAME, or a product such as 4*B)");
+    return dimFrom(take());
+  }
+
+  /// The rest of a size whose first factor, `first`, was taken.
+  Dim dimFrom(const Token& first) {
+    int64_t factor = 1;
+    std::vector<std::string> symbols;
+    auto factorOf = [&](const Token& t) {
+      if (t.kind == Tok::Ident) {
+        symbols.push_back(t.text);
+        return;
+      }
+      int64_t size = integer(t);
+      if (size < 0) fail(loc(t), fmt::format("size {} is negative", size));
+      std::optional<int64_t> product = ir::mulSizes(factor, size);
+      if (!product) fail(loc(t), "size overflows int64");
+      factor = *product;
+    };
+    factorOf(first);
+    while (accept(Tok::Star)) {
+      if (tok_.kind != Tok::Integer && tok_.kind != Tok::Ident)
+        unexpected("a size factor (an integer or a NAME) after '*'");
+      factorOf(take());
+    }
+    if (factor == 0) return Dim::of(0);
+    return Dim::product(factor, std::move(symbols));
   }
 
   std::vector<TensorType> typeList() {
@@ -181,11 +208,18 @@ class Parser {
     return v;
   }
 
+  /// A product in an attribute (a reshape's `shape = [4*B, 16]`): its
+  /// canonical text as a symbol, or the integer it comes to.
+  static Attribute sizeAttribute(const Dim& d) {
+    return d.isStatic() ? Attribute::ofInt(d.size) : Attribute::ofSymbol(ir::toString(d));
+  }
+
   Attribute attrValue(int depth) {
     if (depth > kMaxNesting) fail(loc(), "attribute value is nested too deeply");
     switch (tok_.kind) {
       case Tok::Integer: {
         Token t = take();
+        if (tok_.kind == Tok::Star) return sizeAttribute(dimFrom(t));
         return Attribute::ofInt(integer(t));
       }
       case Tok::Float: {
@@ -195,6 +229,7 @@ class Parser {
       case Tok::String: return Attribute::ofString(take().text);
       case Tok::Ident: {
         Token t = take();
+        if (tok_.kind == Tok::Star) return sizeAttribute(dimFrom(t));
         if (t.text == "true" || t.text == "false") return Attribute::ofBool(t.text == "true");
         if (auto d = parseDType(t.text)) return Attribute::ofDType(*d);
         return Attribute::ofSymbol(t.text);

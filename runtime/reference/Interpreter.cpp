@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/SizeMath.h"
 #include "runtime/reference/ReferenceOps.h"
 
 namespace graphc::runtime {
@@ -14,9 +15,40 @@ namespace {
 
 std::string paramName(const ir::Value& v) { return v.name.empty() ? fmt::format("#{}", v.index()) : "%" + v.name; }
 
-/// Checks one tensor against a parameter type, binding symbols as it goes.
+/// A product dim (`4*B`) against the size an input has.
+void bindProduct(const ir::Value& param, const ir::Dim& d, int64_t got, int64_t k, ir::SymbolBindings& bindings,
+                 std::unordered_map<std::string, std::string>& boundBy, std::string_view what) {
+  int64_t known = d.size;
+  std::vector<std::string> unbound;
+  for (const std::string& f : d.factors()) {
+    auto it = bindings.find(f);
+    if (it == bindings.end()) {
+      unbound.push_back(f);
+    } else if (std::optional<int64_t> p = ir::mulSizes(known, it->second)) {
+      known = *p;
+    } else {
+      known = -1;  // larger than any size
+      break;
+    }
+  }
+  const std::string dim = ir::toString(d);
+  if (unbound.empty()) {
+    if (known != got)
+      throw ir::Error(fmt::format("{} {}: dim {} is {} but {} = {}", what, paramName(param), k, got, dim, known));
+    return;
+  }
+  if (unbound.size() != 1 || known <= 0 || got % known != 0)
+    throw ir::Error(fmt::format("{} {}: dim {} is {}, which {} cannot be", what, paramName(param), k, got, dim));
+  bindings[unbound[0]] = got / known;
+  boundBy[unbound[0]] = paramName(param);
+}
+
+/// Checks one tensor against a parameter type, binding symbols as it goes:
+/// a dim that is one symbol binds it (pass 0); a product (`4*B`) is checked
+/// once the symbols are bound, binding the one symbol it may still lack
+/// (pass 1).
 void bindOne(const ir::Value& param, const Tensor& t, ir::SymbolBindings& bindings,
-             std::unordered_map<std::string, std::string>& boundBy, std::string_view what) {
+             std::unordered_map<std::string, std::string>& boundBy, std::string_view what, int pass) {
   const ir::TensorType& want = param.type;
   if (t.dtype() != want.dtype)
     throw ir::Error(
@@ -27,6 +59,11 @@ void bindOne(const ir::Value& param, const Tensor& t, ir::SymbolBindings& bindin
   for (int64_t k = 0; k < t.rank(); ++k) {
     const ir::Dim& d = want.shape[k];
     const int64_t got = t.shape()[k];
+    if (!d.isStatic() && !d.isSymbol()) {
+      if (pass == 1) bindProduct(param, d, got, k, bindings, boundBy, what);
+      continue;
+    }
+    if (pass == 1) continue;
     if (d.isStatic()) {
       if (got != d.size)
         throw ir::Error(fmt::format("{} {}: dim {} must be {}, got {} ({} vs {})", what, paramName(param), k, d.size,
@@ -96,7 +133,8 @@ ir::SymbolBindings bindInputs(const ir::Graph& g, const std::vector<Tensor>& inp
                                 inputs.size()));
   ir::SymbolBindings bindings;
   std::unordered_map<std::string, std::string> boundBy;
-  for (size_t k = 0; k < params.size(); ++k) bindOne(*params[k], inputs[k], bindings, boundBy, "input");
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t k = 0; k < params.size(); ++k) bindOne(*params[k], inputs[k], bindings, boundBy, "input", pass);
   return bindings;
 }
 
@@ -113,8 +151,11 @@ std::vector<Tensor> evaluateNode(const ir::Node& n, const std::vector<Tensor>& o
     case ir::OpCategory::Pointwise: return {reference::pointwise(n, operands, shapes[0])};
     case ir::OpCategory::Reduction:
       if (n.op == OpId::Softmax || n.op == OpId::LogSoftmax) return {reference::softmax(n, operands[0])};
+      if (n.op == OpId::Argmax || n.op == OpId::Argmin) return {reference::argReduction(n, operands[0], shapes[0])};
+      if (n.op == OpId::Cumsum) return {reference::cumulativeSum(n, operands[0])};
       return {reference::reduction(n, operands[0], shapes[0])};
-    case ir::OpCategory::Normalization: return {reference::layerNorm(n, operands)};
+    case ir::OpCategory::Normalization: return {reference::normalization(n, operands)};
+    case ir::OpCategory::Window: return {reference::window(n, operands, shapes[0])};
     case ir::OpCategory::LinAlg:
       if (n.op == OpId::Matmul) return {reference::matmul(operands[0], operands[1], shapes[0])};
       if (n.op == OpId::Linear) return {reference::linear(operands, shapes[0])};

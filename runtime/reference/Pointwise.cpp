@@ -54,6 +54,9 @@ double unaryFloat(ir::OpId op, const ir::AttrMap& attrs, double x) {
     case OpId::Silu: return x * sigmoid(x);
     case OpId::Erf: return std::erf(x);
     case OpId::Reciprocal: return 1.0 / x;
+    case OpId::Floor: return std::floor(x);
+    case OpId::Ceil: return std::ceil(x);
+    case OpId::Round: return std::nearbyint(x);  // half to even, as torch.round
     default: throw ir::Error("reference: no float kernel for unary op");
   }
 }

@@ -1,6 +1,6 @@
-// Reference kernels of the reductions (sum mean amax amin), softmax,
-// log_softmax and layer_norm. Accumulation is in f64 for floats and in
-// wrapping int64 for integer sums.
+// Reference kernels of the reductions (sum mean amax amin prod, argmax
+// argmin, cumsum), softmax and log_softmax. Accumulation is in f64 for
+// floats and in wrapping int64 for integer sums and products.
 #include <cmath>
 #include <limits>
 
@@ -44,6 +44,8 @@ Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>&
       double v = x.getDouble(i);
       if (n.op == OpId::Sum || n.op == OpId::Mean)
         accF[slot] += v;
+      else if (n.op == OpId::Prod)
+        accF[slot] = seen[slot] == 0 ? v : accF[slot] * v;
       else if (seen[slot] == 0 || std::isnan(v))
         accF[slot] = v;  // first element, or NaN propagates
       else if (!std::isnan(accF[slot]))
@@ -52,6 +54,9 @@ Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>&
       int64_t v = x.getInt(i);
       if (n.op == OpId::Sum)
         accI[slot] = static_cast<int64_t>(static_cast<uint64_t>(accI[slot]) + static_cast<uint64_t>(v));
+      else if (n.op == OpId::Prod)
+        accI[slot] =
+            seen[slot] == 0 ? v : static_cast<int64_t>(static_cast<uint64_t>(accI[slot]) * static_cast<uint64_t>(v));
       else if (seen[slot] == 0)
         accI[slot] = v;
       else
@@ -68,11 +73,81 @@ Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>&
     auto slot = static_cast<size_t>(o);
     if ((n.op == OpId::Amax || n.op == OpId::Amin) && seen[slot] == 0)
       throw ir::Error(std::string(n.name()) + " of an empty tensor has no identity");
-    if (floatMath)
+    if (n.op == OpId::Prod && seen[slot] == 0)
+      out.setInt(o, 1);  // the empty product
+    else if (floatMath)
       out.setDouble(o, n.op == OpId::Mean ? accF[slot] / static_cast<double>(seen[slot]) : accF[slot]);
     else
       out.setInt(o, accI[slot]);
   }
+  return out;
+}
+
+namespace {
+
+/// A walk along one axis: `outer` × `inner` lines of `len` elements each,
+/// element j of line (o, i) at (o · len + j) · inner + i.
+struct Lines {
+  int64_t outer = 1, len = 1, inner = 1;
+  Lines(const std::vector<int64_t>& shape, int64_t axis) {
+    for (int64_t k = 0; k < axis; ++k) outer *= shape[static_cast<size_t>(k)];
+    if (!shape.empty()) len = shape[static_cast<size_t>(axis)];
+    for (size_t k = static_cast<size_t>(axis) + 1; k < shape.size(); ++k) inner *= shape[k];
+  }
+  int64_t at(int64_t o, int64_t i, int64_t j) const { return (o * len + j) * inner + i; }
+};
+
+}  // namespace
+
+Tensor argReduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>& shape) {
+  const int64_t axis = *ir::rules::normalizeAxis(n.attrs.find("dim")->i, std::max<int64_t>(x.rank(), 1));
+  const Lines lines(x.shape(), axis);
+  if (lines.len == 0) throw ir::Error(std::string(n.name()) + " of an empty dim has no index");
+  const bool isMax = n.op == OpId::Argmax, floatMath = ir::isFloat(x.dtype());
+  Tensor out(ir::DType::I64, shape);
+  for (int64_t o = 0; o < lines.outer; ++o)
+    for (int64_t i = 0; i < lines.inner; ++i) {
+      // The first index of the extremum; a NaN is the extremum (torch.argmax).
+      int64_t best = 0;
+      for (int64_t j = 1; j < lines.len; ++j) {
+        bool better;
+        if (floatMath) {
+          const double v = x.getDouble(lines.at(o, i, j)), b = x.getDouble(lines.at(o, i, best));
+          better = !std::isnan(b) && (std::isnan(v) || (isMax ? v > b : v < b));
+        } else {
+          const int64_t v = x.getInt(lines.at(o, i, j)), b = x.getInt(lines.at(o, i, best));
+          better = isMax ? v > b : v < b;
+        }
+        if (better) best = j;
+      }
+      out.setInt(o * lines.inner + i, best);
+    }
+  return out;
+}
+
+Tensor cumulativeSum(const ir::Node& n, const Tensor& x) {
+  const int64_t axis = *ir::rules::normalizeAxis(n.attrs.find("dim")->i, std::max<int64_t>(x.rank(), 1));
+  const Lines lines(x.shape(), axis);
+  const ir::Attribute* exclusive = n.attrs.find("exclusive");
+  const ir::Attribute* reverse = n.attrs.find("reverse");
+  const bool skipOwn = exclusive && exclusive->b, backwards = reverse && reverse->b;
+  const ir::DType resultType = n.result()->type.dtype;
+  const bool floatMath = ir::isFloat(resultType);
+  Tensor out(resultType, x.shape());
+  for (int64_t o = 0; o < lines.outer; ++o)
+    for (int64_t i = 0; i < lines.inner; ++i) {
+      double sumF = 0;
+      uint64_t sumI = 0;  // wraps
+      for (int64_t step = 0; step < lines.len; ++step) {
+        const int64_t at = lines.at(o, i, backwards ? lines.len - 1 - step : step);
+        if (skipOwn) floatMath ? out.setDouble(at, sumF) : out.setInt(at, static_cast<int64_t>(sumI));
+        if (floatMath)
+          sumF += x.getDouble(at);
+        else
+          sumI += static_cast<uint64_t>(x.getInt(at));
+        if (!skipOwn) floatMath ? out.setDouble(at, sumF) : out.setInt(at, static_cast<int64_t>(sumI));
+      }
+    }
   return out;
 }
 
@@ -98,34 +173,6 @@ Tensor softmax(const ir::Node& n, const Tensor& x) {
         out.setDouble(idx(j), logOutput ? shifted - std::log(sum) : std::exp(shifted) / sum);
       }
     }
-  return out;
-}
-
-Tensor layerNorm(const ir::Node& n, const std::vector<Tensor>& operands) {
-  const Tensor& x = operands[0];
-  const Tensor& w = operands[1];
-  const Tensor* b = operands.size() > 2 ? &operands[2] : nullptr;
-  const ir::Attribute* epsAttr = n.attrs.find("eps");
-  const double eps = epsAttr ? epsAttr->asDouble() : 1e-5;
-  const int64_t group = w.numel();
-  const int64_t rows = group == 0 ? 0 : x.numel() / group;
-  Tensor out(x.dtype(), x.shape());
-  for (int64_t r = 0; r < rows; ++r) {
-    double mean = 0, var = 0;
-    for (int64_t j = 0; j < group; ++j) mean += x.getDouble(r * group + j);
-    mean /= static_cast<double>(group);
-    for (int64_t j = 0; j < group; ++j) {
-      double d = x.getDouble(r * group + j) - mean;
-      var += d * d;
-    }
-    var /= static_cast<double>(group);  // biased, as torch.layer_norm
-    const double scale = 1.0 / std::sqrt(var + eps);
-    for (int64_t j = 0; j < group; ++j) {
-      double y = (x.getDouble(r * group + j) - mean) * scale * w.getDouble(j);
-      if (b) y += b->getDouble(j);
-      out.setDouble(r * group + j, y);
-    }
-  }
   return out;
 }
 

@@ -48,8 +48,14 @@ double pointwiseScalar(ir::OpId op, const ir::AttrMap& attrs, const std::vector<
 
 Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>& shape);
+/// argmax/argmin: the first index of the extremum along `dim` (NaN counts as one).
+Tensor argReduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>& shape);
+Tensor cumulativeSum(const ir::Node& n, const Tensor& x);
 Tensor softmax(const ir::Node& n, const Tensor& x);
-Tensor layerNorm(const ir::Node& n, const std::vector<Tensor>& operands);
+/// layer_norm, batch_norm, group_norm.
+Tensor normalization(const ir::Node& n, const std::vector<Tensor>& operands);
+/// conv, conv_transpose, max_pool, avg_pool.
+Tensor window(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 /// torch.matmul's view of its operands: a vector is a 1-row (a) or
 /// 1-column (b) matrix, batch dims broadcast; per batch index of the result,
 /// the element offset of its A and B matrices (shared with the cpu GEMM).
@@ -69,6 +75,7 @@ ir::Error nonFiniteEighInput(int64_t batchIndex);
 Tensor linear(const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 std::vector<Tensor> eigh(const ir::Node& n, const Tensor& a);
 Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
+/// constant, full, iota.
 Tensor creation(const ir::Node& n, ir::DType dtype, const std::vector<int64_t>& shape);
 
 }  // namespace graphc::runtime::reference

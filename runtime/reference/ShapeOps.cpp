@@ -1,5 +1,8 @@
 // Reference kernels of the shape ops (as strided gathers of whole elements,
-// dtype-blind) and of the creation ops constant and full.
+// dtype-blind), the indexing ops (index_select, gather, gather_nd), resize,
+// and the creation ops constant, full and iota.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -110,6 +113,126 @@ Tensor gatherAlong(const ir::Node& n, const Tensor& x, const Tensor& index, int6
   return out;
 }
 
+/// x[b..., index[b..., i..., :], rest...]: the last dim of the index holds
+/// the coordinates of x's dims after the `batch_dims` leading ones.
+Tensor gatherNd(const ir::Node& n, const Tensor& x, const Tensor& index, const std::vector<int64_t>& shape) {
+  const ir::Attribute* batchAttr = n.attrs.find("batch_dims");
+  const int64_t batchDims = batchAttr ? batchAttr->i : 0;
+  const int64_t depth = index.shape().back();
+  int64_t batch = 1, rest = 1, tuples = 1;
+  for (int64_t k = 0; k < batchDims; ++k) batch *= x.shape()[k];
+  for (int64_t k = batchDims + depth; k < x.rank(); ++k) rest *= x.shape()[k];
+  for (int64_t k = batchDims; k + 1 < index.rank(); ++k) tuples *= index.shape()[k];
+  int64_t indexed = 1;  // elements of x under one batch index
+  for (int64_t k = batchDims; k < x.rank(); ++k) indexed *= x.shape()[k];
+  Tensor out(x.dtype(), shape);
+  const size_t elem = static_cast<size_t>(ir::dtypeSize(x.dtype()));
+  const size_t block = static_cast<size_t>(rest) * elem;
+  std::byte* dst = out.data();
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < tuples; ++t, dst += block) {
+      int64_t at = 0;
+      for (int64_t j = 0; j < depth; ++j) {
+        const int64_t size = x.shape()[batchDims + j];
+        at = at * size + checkedIndex(n, index.getInt((b * tuples + t) * depth + j), size);
+      }
+      std::memcpy(dst, x.data() + static_cast<size_t>(b * indexed + at * rest) * elem, block);
+    }
+  return out;
+}
+
+/// Where output index `o` of a resized dim reads in the input (ONNX
+/// Resize's coordinate_transformation_mode, with scale = out / in).
+double sourceCoordinate(const std::string& mode, int64_t o, int64_t in, int64_t out) {
+  const double scale = static_cast<double>(out) / static_cast<double>(in);
+  const double x = static_cast<double>(o);
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  return x / scale;  // asymmetric
+}
+
+int64_t nearestIndex(const std::string& rounding, double x, int64_t size) {
+  double r;
+  if (rounding == "ceil")
+    r = std::ceil(x);
+  else if (rounding == "round_prefer_floor")
+    r = x - std::floor(x) == 0.5 ? std::floor(x) : std::round(x);
+  else if (rounding == "round_prefer_ceil")
+    r = std::round(x);  // halves away from zero: up, for the x ≥ -0.5 that matter
+  else
+    r = std::floor(x);
+  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, size - 1);
+}
+
+/// Nearest or (multi)linear resampling, torch's rules at the edges: a
+/// linear source coordinate is clamped into [0, size - 1].
+Tensor resizeTensor(const ir::Node& n, const Tensor& x, const std::vector<int64_t>& shape) {
+  auto attr = [&](const char* name, const char* fallback) {
+    const ir::Attribute* a = n.attrs.find(name);
+    return a ? a->s : std::string(fallback);
+  };
+  const bool linear = attr("mode", "nearest") == "linear";
+  const std::string coordinates = attr("coordinates", "asymmetric"), rounding = attr("nearest", "floor");
+  const size_t rank = shape.size();
+  // Per dim and output index: the two source indices and the second's weight.
+  struct Tap {
+    int64_t lo, hi;
+    double weight;
+  };
+  std::vector<std::vector<Tap>> taps(rank);
+  for (size_t d = 0; d < rank; ++d)
+    for (int64_t o = 0; o < shape[d]; ++o) {
+      const int64_t in = x.shape()[d];
+      if (in == shape[d]) {
+        taps[d].push_back({o, o, 0.0});
+        continue;
+      }
+      const double c = sourceCoordinate(coordinates, o, in, shape[d]);
+      if (!linear) {
+        const int64_t i = nearestIndex(rounding, c, in);
+        taps[d].push_back({i, i, 0.0});
+        continue;
+      }
+      const double clamped = std::clamp(c, 0.0, static_cast<double>(in - 1));
+      const auto lo = static_cast<int64_t>(std::floor(clamped));
+      taps[d].push_back({lo, std::min(lo + 1, in - 1), clamped - static_cast<double>(lo)});
+    }
+  const std::vector<int64_t> inStrides = contiguousStrides(x.shape());
+  Tensor out(x.dtype(), shape);
+  std::vector<int64_t> o(rank, 0);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (!linear) {
+      int64_t src = 0;
+      for (size_t d = 0; d < rank; ++d) src += taps[d][static_cast<size_t>(o[d])].lo * inStrides[d];
+      if (ir::isFloat(x.dtype()))
+        out.setDouble(i, x.getDouble(src));
+      else
+        out.setInt(i, x.getInt(src));
+    } else {
+      double v = 0;  // Σ over the 2^rank corners (a dim not resized has weight 0 on hi)
+      for (uint64_t corner = 0; corner < (uint64_t{1} << rank); ++corner) {
+        double w = 1;
+        int64_t src = 0;
+        for (size_t d = 0; d < rank; ++d) {
+          const Tap& t = taps[d][static_cast<size_t>(o[d])];
+          const bool hi = (corner >> d) & 1;
+          w *= hi ? t.weight : 1 - t.weight;
+          src += (hi ? t.hi : t.lo) * inStrides[d];
+        }
+        if (w != 0) v += w * x.getDouble(src);
+      }
+      out.setDouble(i, v);
+    }
+    for (size_t d = rank; d-- > 0;)
+      if (++o[d] < shape[d])
+        break;
+      else
+        o[d] = 0;
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape) {
@@ -155,12 +278,29 @@ Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std
     case OpId::Concat: return concatTensors(operands, axisOf(n, "dim", rank), shape);
     case OpId::IndexSelect: return indexSelect(n, x, operands[1], axisOf(n, "dim", rank), shape);
     case OpId::Gather: return gatherAlong(n, x, operands[1], axisOf(n, "dim", rank));
+    case OpId::GatherNd: return gatherNd(n, x, operands[1], shape);
+    case OpId::Resize: return resizeTensor(n, x, shape);
     default: throw ir::Error("reference: not a shape op");
   }
 }
 
 Tensor creation(const ir::Node& n, ir::DType dtype, const std::vector<int64_t>& shape) {
   Tensor out(dtype, shape);
+  if (n.op == OpId::Iota) {  // start + step · index[dim]
+    const int64_t axis = axisOf(n, "dim", static_cast<int64_t>(shape.size()));
+    const ir::Attribute* start = n.attrs.find("start");
+    const ir::Attribute* step = n.attrs.find("step");
+    int64_t inner = 1;
+    for (size_t k = static_cast<size_t>(axis) + 1; k < shape.size(); ++k) inner *= shape[k];
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      const int64_t at = i / inner % shape[static_cast<size_t>(axis)];
+      if (ir::isFloat(dtype))
+        out.setDouble(i, (start ? start->asDouble() : 0.0) + (step ? step->asDouble() : 1.0) * static_cast<double>(at));
+      else
+        out.setInt(i, (start ? start->i : 0) + (step ? step->i : 1) * at);
+    }
+    return out;
+  }
   const ir::Attribute& value = *n.attrs.find("value");
   if (n.op == OpId::Constant) {
     int64_t next = 0;

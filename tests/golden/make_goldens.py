@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Writes the golden cases of tests/golden/cases with Debian's python3-torch.
+"""Writes the golden cases of tests/golden/cases with PyTorch (the model
+suite's environment, tests/models/venv.sh, has it).
 
 Each case is NAME.graph (one graph), NAME.inK.npy (its inputs) and
 NAME.outK.npy (what PyTorch computes for it). GoldenTest runs every case on
 the reference interpreter and compares with torch's default tolerances.
 
-  /usr/bin/python3 tests/golden/make_goldens.py      # rewrites cases/
+  $(tests/models/venv.sh)/bin/python tests/golden/make_goldens.py   # rewrites cases/
 
 bf16 arrays are saved as 2-byte void ('|V2') holding the bf16 bit pattern,
 the convention of runtime/Npy.h. f16/bf16 goldens are the op computed on
@@ -261,6 +262,95 @@ for dt in ["f32", "f16", "i64", "bool"]:
 table, ids, scale = tensor("f32", (10, 8)), indices("i64", (3, 4), 10), tensor("f32", (8,))
 add("embedding_f32", "  %e = index_select(%i0, %i1) {dim = 0}\n  %s = mul(%e, %i2)\n  %r = tanh(%s)\n  return %r",
     [table, ids, scale], lambda t, i, s: torch.tanh(t[i % 10] * s))
+
+
+# ---- the ops of real models (added last, so that the cases above keep their draws) --
+F = torch.nn.functional
+for op, fn in {"floor": torch.floor, "ceil": torch.ceil, "round": torch.round}.items():
+    for dt in FLOATS:
+        x = tensor(dt, (4, 5)) * 3
+        x[0, :3] = torch.tensor([0.5, 1.5, -2.5]).to(x.dtype)  # halves: round goes to even
+        add(f"{op}_{dt}", f"  %r = {op}(%i0)\n  return %r", [x], fn)
+for dt in FLOATS + INTS:
+    x = tensor(dt, (3, 4, 5))
+    if dt in INTS:
+        x = x % 5 - 2  # products that stay small
+    add(f"prod_{dt}", "  %r = prod(%i0) {dims = [2]}\n  return %r", [x], lambda t: torch.prod(t, dim=2))
+    add(f"prod_keepdim_{dt}", "  %r = prod(%i0) {dims = [0], keepdim = true}\n  return %r", [x],
+        lambda t: torch.prod(t, dim=0, keepdim=True))
+    for op, fn in {"argmax": torch.argmax, "argmin": torch.argmin}.items():
+        y = x.clone()
+        y[0, 1, 3] = y[0, 1, 0]  # a tie: the first index wins
+        add(f"{op}_{dt}", f"  %r = {op}(%i0) {{dim = 1}}\n  return %r", [y], lambda t, f=fn: f(t, dim=1))
+        add(f"{op}_last_keepdim_{dt}", f"  %r = {op}(%i0) {{dim = -1, keepdim = true}}\n  return %r", [y],
+            lambda t, f=fn: f(t, dim=-1, keepdim=True))
+    add(f"cumsum_{dt}", "  %r = cumsum(%i0) {dim = 1}\n  return %r", [x], lambda t: torch.cumsum(t, dim=1))
+    add(f"cumsum_exclusive_reverse_{dt}", "  %r = cumsum(%i0) {dim = -1, exclusive = true, reverse = true}\n  return %r",
+        [x], lambda t: torch.flip(torch.cumsum(torch.flip(t, [-1]), dim=-1), [-1]) - t)
+for dt in FLOATS:
+    x, mean, var = tensor(dt, (2, 3, 4, 5)), tensor(dt, (3,)), tensor(dt, (3,), "positive")
+    w, b = tensor(dt, (3,)), tensor(dt, (3,))
+    add(f"batch_norm_{dt}", "  %r = batch_norm(%i0, %i1, %i2, %i3, %i4) {eps = 1e-3}\n  return %r",
+        [x, mean, var, w, b], lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False, eps=1e-3))
+    x, w, b = tensor(dt, (2, 6, 3, 4)), tensor(dt, (6,)), tensor(dt, (6,))
+    add(f"group_norm_{dt}", "  %r = group_norm(%i0, %i1, %i2) {groups = 3}\n  return %r", [x, w, b],
+        lambda x, w, b: F.group_norm(x, 3, w, b))
+    add(f"group_norm_instance_{dt}", "  %r = group_norm(%i0, %i1, %i2) {groups = 6, eps = 1e-3}\n  return %r",
+        [x, w, b], lambda x, w, b: F.group_norm(x, 6, w, b, eps=1e-3))
+    # Convolutions: 2-D with stride, asymmetric padding, dilation and groups;
+    # depthwise; 1-D with a bias; transposed with stride and output padding.
+    x, w, bias = tensor(dt, (2, 4, 7, 6)), tensor(dt, (6, 2, 3, 2)), tensor(dt, (6,))
+    add(f"conv2d_{dt}", "  %r = conv(%i0, %i1, %i2) {stride = [2, 1], padding = [1, 0, 2, 1], dilation = [1, 2], "
+        "groups = 2}\n  return %r", [x, w, bias],
+        lambda x, w, b: F.conv2d(F.pad(x, (0, 1, 1, 2)), w, b, stride=(2, 1), dilation=(1, 2), groups=2))
+    x, w = tensor(dt, (1, 3, 5, 5)), tensor(dt, (3, 1, 3, 3))
+    add(f"conv2d_depthwise_{dt}", "  %r = conv(%i0, %i1) {padding = [1, 1, 1, 1], groups = 3}\n  return %r", [x, w],
+        lambda x, w: F.conv2d(x, w, padding=1, groups=3))
+    x, w, bias = tensor(dt, (2, 3, 9)), tensor(dt, (4, 3, 3)), tensor(dt, (4,))
+    add(f"conv1d_{dt}", "  %r = conv(%i0, %i1, %i2) {stride = [2], padding = [1, 1]}\n  return %r", [x, w, bias],
+        lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1))
+    x, w, bias = tensor(dt, (1, 4, 3, 4)), tensor(dt, (4, 3, 3, 3)), tensor(dt, (6,))
+    add(f"conv_transpose2d_{dt}", "  %r = conv_transpose(%i0, %i1, %i2) {stride = [2, 2], padding = [1, 0, 1, 0], "
+        "output_padding = [1, 0], groups = 2}\n  return %r", [x, w, bias],
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=(1, 0), output_padding=(1, 0), groups=2))
+    x = tensor(dt, (2, 3, 7, 6))
+    add(f"max_pool_{dt}", "  %r = max_pool(%i0) {kernel = [3, 3], stride = [2, 2], padding = [1, 1, 1, 1], "
+        "ceil_mode = true}\n  return %r", [x], lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True))
+    add(f"avg_pool_{dt}", "  %r = avg_pool(%i0) {kernel = [3, 2], stride = [2, 2], padding = [1, 1, 1, 1], "
+        "ceil_mode = true}\n  return %r", [x], lambda x: F.avg_pool2d(x, (3, 2), 2, 1, ceil_mode=True, count_include_pad=False))
+    add(f"avg_pool_include_pad_{dt}", "  %r = avg_pool(%i0) {kernel = [3, 3], stride = [2, 2], padding = [1, 1, 1, 1], "
+        "count_include_pad = true}\n  return %r", [x],
+        lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=True))
+    x = tensor(dt, (2, 3, 4, 5))
+    add(f"resize_linear_{dt}", "  %r = resize(%i0) {size = [2, 3, 8, 7], mode = \"linear\", coordinates = "
+        "\"pytorch_half_pixel\"}\n  return %r", [x],
+        lambda x: F.interpolate(x, size=(8, 7), mode="bilinear", align_corners=False))
+    add(f"resize_linear_corners_{dt}", "  %r = resize(%i0) {size = [2, 3, 7, 9], mode = \"linear\", coordinates = "
+        "\"align_corners\"}\n  return %r", [x],
+        lambda x: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True))
+for dt in INTS:
+    x = tensor(dt, (2, 3, 5, 6))
+    add(f"max_pool_{dt}", "  %r = max_pool(%i0) {kernel = [2, 3], stride = [2, 2], padding = [1, 1, 1, 1]}\n"
+        "  return %r", [x],
+        lambda x: F.pad(x, (1, 1, 1, 1), value=torch.iinfo(x.dtype).min).unfold(2, 2, 2).unfold(3, 3, 2).amax((-2, -1)),
+        upcast=False)
+for dt in ALL:
+    x = tensor(dt, (2, 3, 4, 5))
+    idx = indices("i64", (2, 4, 2), 3)
+    add(f"gather_nd_{dt}", "  %r = gather_nd(%i0, %i1) {batch_dims = 1}\n  return %r", [x, idx],
+        lambda x, i: torch.stack([x[b][i[b, :, 0] % 3, i[b, :, 1] % 4] for b in range(2)]), upcast=False)
+    idx2 = indices("i64", (3, 3), 2)
+    add(f"gather_nd_full_{dt}", "  %r = gather_nd(%i0, %i1)\n  return %r", [x, idx2],
+        lambda x, i: x[i[:, 0] % 2, i[:, 1] % 3, i[:, 2] % 4], upcast=False)
+    # Nearest: torch's mode "nearest" is asymmetric coordinates, floor.
+    add(f"resize_nearest_{dt}", "  %r = resize(%i0) {size = [2, 3, 8, 3]}\n  return %r", [x],
+        lambda x: x[:, :, torch.arange(8) * 4 // 8][:, :, :, torch.arange(3) * 5 // 3], upcast=False)
+for dt in FLOATS + INTS:
+    start, step = ("0.5", "0.25") if dt in FLOATS else ("-3", "2")
+    add(f"iota_{dt}", f"  %r = iota() {{dim = 1, start = {start}, step = {step}}} : {dt}[3, 6]\n  %s = add(%r, %i0)\n"
+        "  return %s", [tensor(dt, (3, 6))],
+        lambda x, a=float(start), s=float(step): (torch.arange(6, dtype=torch.float64) * s + a).to(x.dtype) + x,
+        upcast=False)
 
 
 def main():

@@ -3,6 +3,7 @@
 // at import time; and one test per class of model it rejects, each
 // checking the message, its place in the listing and, for what graphc does
 // not support, the feature the conformance report counts.
+#include <filesystem>
 #include <fstream>
 #include <variant>
 
@@ -18,6 +19,8 @@
 
 namespace graphc {
 namespace {
+
+namespace fs = std::filesystem;
 
 using Dim = std::variant<int64_t, std::string>;
 
@@ -381,12 +384,12 @@ TEST(OnnxImportRejects, AModelWithoutTheDefaultOpset) {
 
 TEST(OnnxImportRejects, AnUnsupportedOpNamingTheNodeAtItsLine) {
   onnx::GraphProto g = mlpGraph();
-  addNode(g, "Conv", {"4", "fc.weight"}, {"5"}, "conv1");
+  addNode(g, "LSTM", {"4", "fc.weight"}, {"5"}, "lstm1");
   Imported m = import(model(g));
   EXPECT_FALSE(m.result.module);
   EXPECT_EQ(m.errors,
-            "model.onnx:4:3: error: unsupported op 'Conv' (node 'conv1')\n    conv1: Conv(4, fc.weight) -> 5\n    ^\n");
-  EXPECT_EQ(m.result.unsupported, std::vector<std::string>{"op Conv"});
+            "model.onnx:4:3: error: unsupported op 'LSTM' (node 'lstm1')\n    lstm1: LSTM(4, fc.weight) -> 5\n    ^\n");
+  EXPECT_EQ(m.result.unsupported, std::vector<std::string>{"op LSTM"});
 }
 
 TEST(OnnxImportRejects, AnOpOfAnotherDomain) {
@@ -463,16 +466,71 @@ TEST(OnnxImportRejects, TensorsWhoseDataDoesNotMatchTheirDims) {
   expectRejected(model(g), "initializer 'fc.bias': raw_data has 11 bytes, 3 elements of f32 need 4 bytes each", "2:3");
 }
 
-TEST(OnnxImportRejects, DataStoredOutsideTheModel) {
+/// The MLP with its bias [3] in an external file: `location`, at `offset`
+/// (and `length` when not negative).
+onnx::GraphProto externalBiasGraph(const std::string& location, int64_t offset, int64_t length = -1) {
   onnx::GraphProto g = mlpGraph();
   onnx::TensorProto* bias = g.mutable_initializer(1);
   bias->clear_float_data();
   bias->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* entry = bias->add_external_data();
-  entry->set_key("location");
-  entry->set_value("weights.bin");
-  expectRejected(model(g), "initializer 'fc.bias': data stored outside the model file is not supported", "2:3",
-                 "external tensor data");
+  auto add = [&](const char* key, const std::string& value) {
+    auto* entry = bias->add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  };
+  add("location", location);
+  add("offset", std::to_string(offset));
+  if (length >= 0) add("length", std::to_string(length));
+  return g;
+}
+
+/// A folder holding `weights.bin`: 8 bytes of padding, then the floats 0.5, -1, 2.
+fs::path externalDataFolder(const std::string& name) {
+  const fs::path folder = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  const float values[] = {0.5f, -1.0f, 2.0f};
+  std::string bytes(8, '\0');
+  bytes.append(reinterpret_cast<const char*>(values), sizeof(values));
+  std::ofstream(folder / "weights.bin", std::ios::binary) << bytes;
+  return folder;
+}
+
+TEST(OnnxImport, ReadsExternalDataFromTheModelsFolder) {
+  const fs::path folder = externalDataFolder("graphc-external-data");
+  Imported m = import(model(externalBiasGraph("weights.bin", 8, 12)), {.dataFolder = folder.string()});
+  ASSERT_TRUE(m.result.module) << m.errors;
+  EXPECT_NE(ir::print(*m.result.module).find("[0.5, -1.0, 2.0]"), std::string::npos) << ir::print(*m.result.module);
+  // A model file's folder is where importOnnxFile looks.
+  std::ofstream(folder / "model.onnx", std::ios::binary) << model(externalBiasGraph("weights.bin", 8));
+  ir::DiagnosticEngine diags;
+  EXPECT_TRUE(frontend::importOnnxFile((folder / "model.onnx").string(), diags).module);
+}
+
+TEST(OnnxImportRejects, ExternalDataOutsideTheModelsFolderOrFile) {
+  const fs::path folder = externalDataFolder("graphc-external-data-hostile");
+  const frontend::OnnxImportOptions options{.dataFolder = (folder / "models").string()};
+  fs::create_directories(folder / "models");
+  fs::create_symlink(folder / "weights.bin", folder / "models" / "link.bin");
+  const std::string where = "2:3", what = "initializer 'fc.bias': ";
+  expectRejected(model(externalBiasGraph((folder / "weights.bin").string(), 8)),
+                 what + "external data location \"" + (folder / "weights.bin").string() + "\" is absolute", where, "",
+                 options);
+  expectRejected(model(externalBiasGraph("../weights.bin", 8)),
+                 what + "external data location \"../weights.bin\" leaves the model's folder (it has '..')", where, "",
+                 options);
+  expectRejected(model(externalBiasGraph("link.bin", 8)),
+                 what + "external data location \"link.bin\" resolves outside the model's folder", where, "", options);
+  fs::copy_file(folder / "weights.bin", folder / "models" / "weights.bin");
+  expectRejected(model(externalBiasGraph("weights.bin", 12)),
+                 what + "external data \"weights.bin\" has 20 bytes; the tensor needs [12, 12 + 12)", where, "",
+                 options);
+  expectRejected(model(externalBiasGraph("weights.bin", 8, 16)),
+                 what + "external data length 16 differs from the 12 bytes its type needs", where, "", options);
+  expectRejected(model(externalBiasGraph("missing.bin", 0)),
+                 what + "external data \"missing.bin\" is not a readable file", where, "", options);
+  expectRejected(model(externalBiasGraph("weights.bin", 8)),
+                 what + "the data is in an external file, and the model was not read from a folder", where);
 }
 
 TEST(OnnxImportRejects, AnIfWhoseBranchesDiffer) {
@@ -505,7 +563,20 @@ TEST(OnnxImportRejects, AnAttributeValueOutOfItsDomain) {
 }
 
 TEST(OnnxImportRejects, AShapeInputWithoutAValueOrWithAValueOfTheWrongType) {
-  expectRejected(model(reshapeGraph()), "'Reshape': the shape ('shape') must be known when the graph is built", "2:3");
+  expectRejected(model(reshapeGraph()),
+                 "'Reshape': the shape ('shape') must be known when the graph is built: it is computed from graph "
+                 "input that can be given a value (--input shape=FILE)",
+                 "2:3");
+  // A shape computed from an input: the hint names the input, never the intermediate value.
+  onnx::GraphProto g = reshapeGraph();
+  *g.add_initializer() = int64s("one", {2}, {1, 1});
+  g.clear_node();
+  addNode(g, "Add", {"shape", "one"}, {"shape_plus_one"}, "add");
+  addNode(g, "Reshape", {"x", "shape_plus_one"}, {"y"}, "reshape");
+  expectRejected(model(g),
+                 "'Reshape': the shape ('shape_plus_one') must be known when the graph is built: it is computed from "
+                 "graph input that can be given a value (--input shape=FILE)",
+                 "3:3");
   runtime::Tensor wrong(DType::I32, {2});
   expectRejected(model(reshapeGraph()),
                  "the value given for input 'shape' is i32[2], the model declares i64[2] (node 'reshape')", "2:3", "",

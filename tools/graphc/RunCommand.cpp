@@ -57,9 +57,11 @@ GivenInputs readGivenInputs(const RunCommandOptions& options) {
 }
 
 /// Builds the entry graph's inputs from --input and --dim: files first
-/// (their shapes bind symbolic sizes), then rand inputs. As trtexec does, a
-/// parameter without --input gets rand:K (K its position) and a symbolic
-/// size bound by nothing gets 1, each with a note, so any graph runs as is.
+/// (their shapes bind symbolic sizes), then rand inputs. With no --input at
+/// all, as trtexec does, every parameter gets rand:K (K its position) and a
+/// symbolic size bound by nothing gets 1, each with a note, so any graph
+/// runs as is; with some, a parameter left out is an error (a forgotten
+/// input is not silently random).
 std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenInputs,
                                          const RunCommandOptions& options) {
   std::map<std::string, std::string>& given = givenInputs.values;
@@ -74,6 +76,16 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenI
     for (const auto& p : params) known |= p->name == name;
     if (!known) throw UsageError(fmt::format("@{} has no parameter %{}", g.name, name));
   }
+  if (!given.empty()) {
+    std::vector<std::string> missing;
+    for (const auto& p : params)
+      if (!given.count(p->name)) missing.push_back("%" + p->name);
+    if (!missing.empty())
+      throw UsageError(
+          fmt::format("no --input for {} (give every input, `--input NAME=rand` for a random one, or no "
+                      "--input at all for random inputs)",
+                      fmt::join(missing, ", ")));
+  }
   std::vector<runtime::Tensor> inputs(params.size());
   std::vector<std::string> defaulted;
   for (size_t k = 0; k < params.size(); ++k) {
@@ -87,7 +99,7 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenI
       // Symbols bound by a file's shape size the rand inputs too.
       if (inputs[k].rank() == params[k]->type.rank())
         for (int64_t d = 0; d < inputs[k].rank(); ++d)
-          if (!params[k]->type.shape[d].isStatic()) dims.emplace(params[k]->type.shape[d].symbol, inputs[k].shape()[d]);
+          if (params[k]->type.shape[d].isSymbol()) dims.emplace(params[k]->type.shape[d].symbol, inputs[k].shape()[d]);
     }
   }
   if (!defaulted.empty())
@@ -99,7 +111,8 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenI
     if (!isRand(value)) continue;
     uint64_t seed = value.size() > 5 ? static_cast<uint64_t>(parseInt(value.substr(5), "rand seed")) : 0;
     for (const ir::Dim& d : params[k]->type.shape)
-      if (!d.isStatic() && dims.emplace(d.symbol, 1).second) unsized.push_back(d.symbol + "=1");
+      for (const std::string& f : d.factors())
+        if (dims.emplace(f, 1).second) unsized.push_back(f + "=1");
     ir::TensorType t = ir::substitute(params[k]->type, dims);
     inputs[k] = runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed);
   }

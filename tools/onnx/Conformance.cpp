@@ -121,7 +121,7 @@ TestResult runTest(const fs::path& testDir, const std::string& suite, const RunO
       // What the import rejects as unsupported (an input's type, say) is
       // found before the test data, which may not be tensors then, is read.
       ir::DiagnosticEngine diags;
-      frontend::OnnxImport plain = frontend::importOnnx(model, "model.onnx", diags);
+      frontend::OnnxImport plain = frontend::importOnnx(model, "model.onnx", diags, {.dataFolder = testDir.string()});
       if (!plain.module && !plain.unsupported.empty()) {
         result.unsupportedFeature = plain.unsupported.front();
         return result;
@@ -136,8 +136,8 @@ TestResult runTest(const fs::path& testDir, const std::string& suite, const RunO
       // Imported per data set: inputs that must be known (a Reshape's
       // shape) specialise the graph on this set's values.
       ir::DiagnosticEngine diags;
-      frontend::OnnxImport imported =
-          frontend::importOnnx(model, (testDir / "model.onnx").string(), diags, {.knownInputs = set.inputs});
+      frontend::OnnxImport imported = frontend::importOnnx(model, (testDir / "model.onnx").string(), diags,
+                                                           {.knownInputs = set.inputs, .dataFolder = testDir.string()});
       if (!imported.module) {
         if (!imported.unsupported.empty()) {
           result.unsupportedFeature = imported.unsupported.front();
