@@ -37,8 +37,9 @@ Bytes Bytes::of(const TensorType& t) {
   Bytes b{ir::dtypeSize(t.dtype), {}};
   for (const Dim& d : t.shape) {
     if (!d.isStatic()) {
-      b.symbols.push_back(d.symbol);
-    } else if (std::optional<int64_t> n = ir::mulSizes(b.coefficient, d.size)) {
+      for (const std::string& f : d.factors()) b.symbols.push_back(f);
+    }
+    if (std::optional<int64_t> n = ir::mulSizes(b.coefficient, d.size)) {
       b.coefficient = *n;
     } else {
       throw Error(fmt::format("type {} is too large: its byte count overflows int64", ir::toString(t)));

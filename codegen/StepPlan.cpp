@@ -131,10 +131,7 @@ void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes) {
   if (!step.kernelIR || step.kernelIR->reduceSizes.empty()) return;
   const codegen::kernel::Kernel& k = *step.kernelIR;
   auto extent = [&](const std::vector<ir::Dim>& dims) {
-    int64_t n = 1;
-    for (const ir::Dim& d : dims)
-      n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
-    return n;
+    return ir::checkedExtent(dims, sizes, "a kernel's iteration space");
   };
   if (extent(k.reduceSizes) != 0 || extent(k.outer) == 0) return;
   if (std::optional<ir::OpId> op = codegen::kernel::storedExtremum(k))

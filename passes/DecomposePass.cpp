@@ -8,6 +8,13 @@
 //   gelu(x, "tanh")    0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))
 //   silu(x)            x * sigmoid(x)
 //   mean(x, dims)      sum(x, dims) * (1 / N)
+//   batch_norm(x, m, v, w, b)   x * s + (b - m * s), s = w * rsqrt(v + eps), per
+//                      channel ([C, 1, ...]); s and the shift are constants when
+//                      the statistics are (fold-batch-norm took those after a conv)
+//   group_norm(x, w, b)  layer_norm's steps over [N, G, C/G · spatial], the
+//                      affine per channel read through index maps, reshaped back
+//   argmax(x, d)       amin(where(x == amax(x, d) or x is NaN, iota(d), n), d): the
+//                      first index of the maximum (argmin likewise)
 //
 // Reductions keep their dims with keepdim = true and broadcast back. f16 and
 // bf16 inputs are computed in f32 and cast back once, as PyTorch's kernels
@@ -16,6 +23,7 @@
 // reduction the kernel IR knows), and layer_norm over them uses it. softmax
 // and log_softmax of a scalar are exp(x - x) / exp(x - x) and x - x.
 // Changed: an op was decomposed.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -70,7 +78,11 @@ class Decomposer {
       case OpId::Mean:
         if (!reducedCount(x->type, meanDims(n_))) return nullptr;
         break;
-      case OpId::LayerNorm: break;
+      case OpId::LayerNorm:
+      case OpId::BatchNorm:
+      case OpId::GroupNorm: break;
+      case OpId::Argmax:
+      case OpId::Argmin: return argExtremum(x);
       default: return nullptr;
     }
     ir::Value* in = low ? castTo(x, ir::DType::F32) : x;
@@ -82,6 +94,8 @@ class Decomposer {
       case OpId::Silu: out = b_.op(OpId::Mul, {in, b_.op(OpId::Sigmoid, {in})}); break;
       case OpId::Mean: out = mean(in, meanDims(n_), keepdim()); break;
       case OpId::LayerNorm: out = layerNorm(in, low); break;
+      case OpId::BatchNorm: out = batchNorm(in, low); break;
+      case OpId::GroupNorm: out = groupNorm(in, low); break;
       default: break;
     }
     return low ? castTo(out, type) : out;
@@ -156,6 +170,107 @@ class Decomposer {
     if (n_.operands.size() > 2)
       y = b_.op(OpId::Add, {y, low ? castTo(n_.operands[2], ir::DType::F32) : n_.operands[2]});
     return y;
+  }
+
+  double eps() const {
+    const Attribute* e = n_.attrs.find("eps");
+    return e ? e->asDouble() : 1e-5;
+  }
+
+  /// A per-channel [C] value as [C, 1, ...] against an [N, C, ...] input.
+  ir::Value* perChannel(ir::Value* p, int64_t rank) {
+    std::vector<int64_t> shape(static_cast<size_t>(rank - 1), 1);
+    shape[0] = p->type.shape[0].size;
+    AttrMap a;
+    a.set("shape", Attribute::ofInts(shape));
+    return b_.op(OpId::Reshape, {p}, a);
+  }
+
+  ir::Value* batchNorm(ir::Value* x, bool low) {
+    const ir::DType t = x->type.dtype;                  // f32 for f16/bf16 inputs
+    std::vector<std::optional<runtime::Tensor>> stats;  // mean, var, weight, bias
+    for (size_t k = 1; k < 5; ++k) stats.push_back(runtime::constantTensor(n_.operands[k]));
+    ir::Value *scale, *shift;
+    if (std::all_of(stats.begin(), stats.end(), [](const auto& s) { return s.has_value(); })) {
+      const int64_t c = stats[0]->numel();
+      runtime::Tensor s(t, {c}), h(t, {c});
+      for (int64_t i = 0; i < c; ++i) {
+        const double si = stats[2]->getDouble(i) / std::sqrt(stats[1]->getDouble(i) + eps());
+        s.setDouble(i, si);
+        h.setDouble(i, stats[3]->getDouble(i) - stats[0]->getDouble(i) * si);
+      }
+      scale = runtime::insertConstant(b_.region(), b_.reserve(), s, n_.loc);
+      shift = runtime::insertConstant(b_.region(), b_.reserve(), h, n_.loc);
+    } else {
+      auto operand = [&](size_t k) { return low ? castTo(n_.operands[k], t) : n_.operands[k]; };
+      ir::Value* inv = b_.op(OpId::Rsqrt, {b_.op(OpId::Add, {operand(2), b_.scalar(t, eps())})});
+      scale = b_.op(OpId::Mul, {operand(3), inv});
+      shift = b_.op(OpId::Sub, {operand(4), b_.op(OpId::Mul, {operand(1), scale})});
+    }
+    const int64_t rank = x->type.rank();
+    return b_.op(OpId::Add, {b_.op(OpId::Mul, {x, perChannel(scale, rank)}), perChannel(shift, rank)});
+  }
+
+  ir::Value* groupNorm(ir::Value* x, bool low) {
+    const ir::Shape& shape = x->type.shape;
+    const int64_t groups = n_.attrs.find("groups")->i, channels = shape[1].size;
+    std::optional<ir::Dim> spatial = ir::numElements(ir::Shape(shape.begin() + 2, shape.end()));
+    AttrMap grouped;
+    grouped.set("shape", Attribute::ofList(
+                             {ir::shapeAttribute({shape[0]}).list[0], Attribute::ofInt(groups), Attribute::ofInt(-1)}));
+    ir::Value* x3 = b_.op(OpId::Reshape, {x}, grouped);
+    ir::Value* centered = b_.op(OpId::Sub, {x3, mean(x3, {2}, true)});
+    ir::Value* var = mean(b_.op(OpId::Mul, {centered, centered}), {2}, true);
+    ir::Value* inv = b_.op(OpId::Rsqrt, {b_.op(OpId::Add, {var, scalarLike(x3, eps())})});
+    ir::Value* y3 = b_.op(OpId::Mul, {centered, inv});
+    auto param = [&](size_t k) { return low ? castTo(n_.operands[k], x->type.dtype) : n_.operands[k]; };
+    ir::Value* y;
+    if (spatial && spatial->isStatic()) {
+      // The affine in the grouped layout: w[c] read at [g, j] through index
+      // maps, so the normalisation and the affine are one kernel.
+      auto grouped3 = [&](ir::Value* p) {
+        AttrMap split, wide, flat;
+        split.set("shape", Attribute::ofInts({1, groups, channels / groups, 1}));
+        wide.set("shape", Attribute::ofInts({1, groups, channels / groups, spatial->size}));
+        flat.set("shape", Attribute::ofInts({1, groups, channels / groups * spatial->size}));
+        ir::Value* v = b_.op(OpId::Reshape, {p}, split);
+        return b_.op(OpId::Reshape, {b_.op(OpId::Expand, {v}, wide)}, flat);
+      };
+      y3 = b_.op(OpId::Add, {b_.op(OpId::Mul, {y3, grouped3(param(1))}), grouped3(param(2))});
+      AttrMap back;
+      back.set("shape", ir::shapeAttribute(shape));
+      y = b_.op(OpId::Reshape, {y3}, back);
+    } else {
+      AttrMap back;
+      back.set("shape", ir::shapeAttribute(shape));
+      y = b_.op(OpId::Reshape, {y3}, back);
+      const int64_t rank = x->type.rank();
+      y = b_.op(OpId::Add, {b_.op(OpId::Mul, {y, perChannel(param(1), rank)}), perChannel(param(2), rank)});
+    }
+    return y;
+  }
+
+  /// The first index of the extremum along the dim (a NaN counts as one),
+  /// as amin over the indices where x equals the extremum.
+  ir::Value* argExtremum(ir::Value* x) {
+    const int64_t rank = x->type.rank();
+    const bool keep = keepdim();
+    if (rank == 0) return b_.scalar(ir::DType::I64, 0);
+    const int64_t dim = *ir::rules::normalizeAxis(n_.attrs.find("dim")->i, rank);
+    const ir::Dim& n = x->type.shape[static_cast<size_t>(dim)];
+    ir::Value* extremum = b_.op(n_.op == OpId::Argmax ? OpId::Amax : OpId::Amin, {x}, reduceAttrs({dim}, true));
+    ir::Value* hit = b_.op(OpId::Eq, {x, extremum});
+    if (ir::isFloat(x->type.dtype)) hit = b_.op(OpId::LogicalOr, {hit, b_.op(OpId::Ne, {x, x})});
+    ir::Shape line(static_cast<size_t>(rank), ir::Dim::of(1));
+    line[static_cast<size_t>(dim)] = n;
+    AttrMap along;
+    along.set("dim", Attribute::ofInt(dim));
+    ir::Value* index =
+        ir::insertNode(b_.region(), b_.reserve(), OpId::Iota, {}, along, {{ir::DType::I64, line}}, n_.loc)->result();
+    ir::Value* past = n.isStatic() ? b_.scalar(ir::DType::I64, static_cast<double>(n.size))
+                                   : b_.scalar(ir::DType::I64, static_cast<double>(INT64_MAX));
+    ir::Value* candidates = b_.op(OpId::Where, {hit, index, past});
+    return b_.op(OpId::Amin, {candidates}, reduceAttrs({dim}, keep));
   }
 
   ir::Node& n_;

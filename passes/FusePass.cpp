@@ -10,11 +10,13 @@
 //     it already reads. A user that broadcasts it to more elements (where
 //     recomputing would multiply the work) reads it materialised.
 //  2. Every op that becomes kernel code starts as its own group: pointwise
-//     ops, index-only shape ops (reshape, permute, transpose, expand,
+//     ops, iota, index-only shape ops (reshape, permute, transpose, expand,
 //     slice, squeeze, unsqueeze) and the indexing ops (index_select,
-//     gather: a load at an index the kernel reads) as "pointwise"; sum/mean/amax/amin over
-//     trailing dims (and softmax, log_softmax, layer_norm when decompose
-//     left them) as "reduction"; matmul and linear as "matmul_epilogue";
+//     gather, gather_nd, resize: a load at an index the kernel computes or
+//     reads) as "pointwise"; sum/mean/amax/amin/prod over trailing dims
+//     (and softmax, log_softmax, layer_norm when decompose left them) as
+//     "reduction"; matmul and linear as "matmul_epilogue"; the window ops
+//     (conv, conv_transpose, max_pool, avg_pool, cumsum) as "window";
 //     concat and other reductions as kernels of their own. Constants, full,
 //     cond, eigh and fused ops never join a group; scalar constants are
 //     copied into the bodies that use them.
@@ -24,6 +26,13 @@
 //       - pointwise consumers of a matmul become its epilogue (bias add,
 //         activation, residual add), never the other way round (no
 //         prologues), and a matmul group holds one matmul;
+//       - a window group holds one window op; pointwise consumers of its
+//         result's shape become its epilogue (conv + bias + folded batch
+//         norm + relu + residual add is one kernel), and pointwise
+//         producers its prologue for pools and cumsum, which read each
+//         input element a few times (a convolution would recompute it for
+//         every output channel, so it takes none); every result it
+//         exports has the window op's shape;
 //       - a row reduction group takes pointwise producers and consumers and
 //         other reductions over the same rows: every member's element count
 //         is the group's full count F or its row count R (softmax and
@@ -89,29 +98,46 @@ Count countOf(const ir::TensorType& t) {
   return c;
 }
 
-enum class Kind { Pointwise, Reduction, Matmul, Single, None };
+enum class Kind { Pointwise, Reduction, Matmul, Window, Single, None };
 
 bool isIndexOnly(OpId op) {
   return op == OpId::Reshape || op == OpId::Permute || op == OpId::Transpose || op == OpId::Expand ||
          op == OpId::Slice || op == OpId::Squeeze || op == OpId::Unsqueeze;
 }
 
-/// A sum/mean/amax/amin whose reduced dims are the trailing ones.
+/// A sum/mean/amax/amin/prod whose reduced dims are the trailing ones.
 bool isRowReduction(const ir::Node& n) {
-  if (n.op != OpId::Sum && n.op != OpId::Mean && n.op != OpId::Amax && n.op != OpId::Amin) return false;
+  if (n.op != OpId::Sum && n.op != OpId::Mean && n.op != OpId::Amax && n.op != OpId::Amin && n.op != OpId::Prod)
+    return false;
   const int64_t rank = n.operands[0]->type.rank();
   const std::vector<int64_t> dims = ir::rules::reducedAxes(n.attrs, rank);
   return dims.empty() || *std::min_element(dims.begin(), dims.end()) == rank - static_cast<int64_t>(dims.size());
 }
 
-/// index_select and gather: each element loads its index, then the data there.
-bool isIndexing(OpId op) { return op == OpId::IndexSelect || op == OpId::Gather; }
+/// index_select, gather, gather_nd and resize: each element computes or
+/// loads the index it reads the data at.
+bool isIndexing(OpId op) {
+  return op == OpId::IndexSelect || op == OpId::Gather || op == OpId::GatherNd || op == OpId::Resize;
+}
+
+/// conv, conv_transpose, max_pool, avg_pool, cumsum: a reduction over a
+/// window for each output element.
+bool isWindow(OpId op) {
+  return op == OpId::Conv || op == OpId::ConvTranspose || op == OpId::MaxPool || op == OpId::AvgPool ||
+         op == OpId::Cumsum;
+}
+
+/// Whether a window op may compute its input in the kernel (a prologue): a
+/// pool or cumsum reads each input element a few times, where a
+/// convolution would recompute it for every output channel.
+bool takesPrologue(OpId op) { return op == OpId::MaxPool || op == OpId::AvgPool || op == OpId::Cumsum; }
 
 Kind kindOf(const ir::Node& n) {
   const ir::OpInfo& info = n.info();
-  if (info.isPointwise() || isIndexOnly(n.op) || isIndexing(n.op)) return Kind::Pointwise;
+  if (info.isPointwise() || isIndexOnly(n.op) || isIndexing(n.op) || n.op == OpId::Iota) return Kind::Pointwise;
   if (isRowReduction(n)) return Kind::Reduction;
   if (n.op == OpId::Matmul || n.op == OpId::Linear) return Kind::Matmul;
+  if (isWindow(n.op)) return Kind::Window;
   if (n.op == OpId::Softmax || n.op == OpId::LogSoftmax || n.op == OpId::LayerNorm || n.op == OpId::Concat ||
       info.category == ir::OpCategory::Reduction)
     return Kind::Single;
@@ -141,8 +167,9 @@ struct Group {
   std::vector<ir::Node*> members;  // in program order once sorted
   Kind kind = Kind::Pointwise;
   bool hasMatmul = false;
-  std::optional<Count> full, rows;  // reduction groups: element counts per element and per row
-  size_t last = 0;                  // the position of its last member
+  const ir::Node* window = nullptr;  // Window groups: their window op
+  std::optional<Count> full, rows;   // reduction groups: element counts per element and per row
+  size_t last = 0;                   // the position of its last member
   bool alive = true;
 };
 
@@ -227,6 +254,7 @@ class Fuser {
       g.members = {n.get()};
       g.kind = k;
       g.hasMatmul = k == Kind::Matmul;
+      if (k == Kind::Window) g.window = n.get();
       if (k == Kind::Reduction) {
         g.full = countOf(n->operands[0]->type);
         g.rows = countOf(n->result()->type);
@@ -309,6 +337,10 @@ class Fuser {
       // no prologue on the GEMM's operands, and one matmul per kernel.
       if (gb.kind == Kind::Matmul && (ga.hasMatmul || feedsMatmul(ga, gb))) return false;
       if (ga.kind == Kind::Matmul && gb.kind == Kind::Reduction) return false;
+      // A window kernel: one window op, pointwise work after it (its
+      // epilogue) and, for pools and cumsum, before it (a prologue).
+      if (ga.kind == Kind::Window && gb.kind != Kind::Pointwise) return false;
+      if (gb.kind == Kind::Window && (ga.kind != Kind::Pointwise || !takesPrologue(gb.window->op))) return false;
     } else if (ga.kind != Kind::Pointwise || gb.kind != Kind::Pointwise) {
       return false;
     }
@@ -330,6 +362,10 @@ class Fuser {
       std::vector<const ir::Value*> out = exports(merged);
       for (const ir::Value* v : out)
         if (countOf(v->type) != countOf(out.front()->type)) return false;
+      // A window kernel's loops are its window op's output: every result is stored there.
+      if (const ir::Node* window = ga.window ? ga.window : gb.window)
+        for (const ir::Value* v : out)
+          if (v->type.shape != window->result()->type.shape) return false;
     }
     return !pathThroughOther(a, b) && !pathThroughOther(b, a);
   }
@@ -354,16 +390,18 @@ class Fuser {
   static bool loopsAlign(const std::vector<ir::Node*>& members) {
     const ir::Node* reduction = nullptr;
     const ir::Node* matmul = nullptr;
+    const ir::Node* window = nullptr;
     for (const ir::Node* m : members) {
       if (!reduction && isRowReduction(*m)) reduction = m;
       if (!matmul && (m->op == OpId::Matmul || m->op == OpId::Linear)) matmul = m;
+      if (!window && isWindow(m->op)) window = m;
     }
     // Matmul and reduction results exist only for the element (or row) the
     // loop is at, in registers: an index map (transpose, slice, ...) of a
     // value computed from one would need another element's or row's.
     std::unordered_set<const ir::Value*> accumulated;
     for (const ir::Node* m : members)
-      if (m == matmul || isRowReduction(*m)) accumulated.insert(m->result());
+      if (m == matmul || m == window || isRowReduction(*m)) accumulated.insert(m->result());
     for (bool grew = true; grew;) {
       grew = false;
       for (const ir::Node* m : members)
@@ -373,7 +411,17 @@ class Fuser {
     }
     for (const ir::Node* m : members) {
       if (isIndexOnly(m->op) && accumulated.count(m->operands[0])) return false;
-      if (isIndexing(m->op) && (accumulated.count(m->operands[0]) || accumulated.count(m->operands[1]))) return false;
+      if (isIndexing(m->op) && std::any_of(m->operands.begin(), m->operands.end(),
+                                           [&](const ir::Value* v) { return accumulated.count(v) > 0; }))
+        return false;
+    }
+    if (window) {
+      // What follows the window op (its epilogue) has its result's shape;
+      // what precedes it (a prologue) is evaluated at the window's reads.
+      for (const ir::Node* m : members)
+        if (m != window && accumulated.count(m->result()) && m->result()->type.shape != window->result()->type.shape)
+          return false;
+      return true;
     }
     if (matmul) {
       for (const ir::Node* m : members)
@@ -420,6 +468,7 @@ class Fuser {
     }
     if (ga.kind == Kind::Pointwise) ga.kind = gb.kind;
     ga.hasMatmul |= gb.hasMatmul;
+    if (!ga.window) ga.window = gb.window;
     ga.last = std::max(ga.last, gb.last);
     gb.alive = false;
     gb.members.clear();
@@ -486,7 +535,8 @@ class Fuser {
   /// The kernel a group becomes (its `kind` attribute).
   static ir::KernelKind kernelKind(Kind k) {
     switch (k) {
-      case Kind::Reduction: return ir::KernelKind::Reduction;
+      case Kind::Reduction:
+      case Kind::Window: return ir::KernelKind::Reduction;
       case Kind::Matmul: return ir::KernelKind::MatmulEpilogue;
       default: return ir::KernelKind::Pointwise;
     }

@@ -67,6 +67,7 @@ void addDefaultPipeline(PassManager& pm) {
   pm.add(createPass("verify"));
   pm.add(createPass("infer-types"));
   pm.add(createPass("canonicalize"));
+  pm.add(createPass("fold-batch-norm"));
   pm.add(createPass("cond-fold"));
   pm.add(createPass("cond-to-select"));
   pm.add(createPass("decompose"));

@@ -31,10 +31,7 @@ using codegen::SlotPlan;
 using codegen::StepPlan;
 
 int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
-  int64_t n = 1;
-  for (const ir::Dim& d : dims)
-    n = ir::checkedMul(n, d.isStatic() ? d.size : sizes.at(d.symbol), "a kernel's iteration space");
-  return n;
+  return ir::checkedExtent(dims, sizes, "a kernel's iteration space");
 }
 
 /// Compiles every kernel of `kernels` up front, in parallel on the thread

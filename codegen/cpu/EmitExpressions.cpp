@@ -39,6 +39,21 @@ llvm::Value* Emitter::compute(const Expr& e) {
       return roundTo(e.dtype, tagged(b_.CreateAlignedLoad(t, addr, llvm::Align(f64 ? 8 : 4))));
     }
     case Expr::Kind::Reduce: throw ir::Error("cpu codegen: a reduction read outside its row");
+    case Expr::Kind::InBounds: {
+      llvm::Value* inside = b_.getTrue();
+      for (size_t k = 0; k < e.index.size(); ++k) {
+        llvm::Value* i = index(e.index[k]);
+        inside =
+            b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(i, c64(0)), b_.CreateICmpSLT(i, index(e.sizes[k]))));
+      }
+      return inside;
+    }
+    case Expr::Kind::IndexValue: {
+      llvm::Value* i = index(e.index[0]);
+      if (ir::isFloat(e.dtype)) return roundTo(e.dtype, b_.CreateSIToFP(i, computeType(e.dtype)));
+      if (e.dtype == DType::Bool) return b_.CreateICmpNE(i, c64(0));
+      return b_.CreateSExtOrTrunc(i, computeType(e.dtype));
+    }
     case Expr::Kind::Select: return select(e);
     case Expr::Kind::Op: return op(e);
   }
@@ -159,6 +174,9 @@ llvm::Value* Emitter::floatUnary(const Expr& e, llvm::Value* x) {
     case OpId::Silu: return b_.CreateFMul(x, sigmoid(x));
     case OpId::Erf: return libm("erff", "erf", {x});
     case OpId::Reciprocal: return b_.CreateFDiv(fconst(t, 1.0), x);
+    case OpId::Floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+    case OpId::Ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+    case OpId::Round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);  // half to even, as torch.round
     default: break;
   }
   throw ir::Error(fmt::format("cpu codegen: no float lowering for '{}'", ir::opInfo(e.op).name));

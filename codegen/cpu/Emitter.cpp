@@ -89,7 +89,12 @@ void Emitter::loadArguments() {
   }
 }
 
-llvm::Value* Emitter::dim(const ir::Dim& d) { return d.isStatic() ? c64(d.size) : sizes_.at(d.symbol); }
+llvm::Value* Emitter::dim(const ir::Dim& d) {
+  // A symbolic dim: its factor (when not 1) times each symbol.
+  llvm::Value* v = d.isStatic() || d.size != 1 ? c64(d.size) : nullptr;
+  for (const std::string& f : d.factors()) v = v ? b_.CreateNSWMul(v, sizes_.at(f)) : sizes_.at(f);
+  return v;
+}
 
 llvm::BranchInst* Emitter::whileLess(llvm::Value* from, llvm::Value* to,
                                      const std::function<llvm::Value*(llvm::Value*)>& body, const char* name) {
@@ -270,6 +275,11 @@ llvm::Value* Emitter::index(const IndexPtr& e) {
       v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, c64(0));
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v, b_.CreateSub(size, c64(1)));
     }
+    case Index::Kind::Clamp: {
+      llvm::Value* v =
+          b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, index(e->lhs), b_.CreateSub(index(e->rhs), c64(1)));
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, c64(0));
+    }
   }
   return nullptr;
 }
@@ -327,13 +337,14 @@ llvm::Value* Emitter::emitReduce(const Expr& e) {
   const DType argType = e.args[0]->dtype;
   const bool isFloat = ir::isFloat(argType);
   const bool isSum = e.op == OpId::Sum || e.op == OpId::Mean;
+  const bool isProd = e.op == OpId::Prod;
   const bool isMax = e.op == OpId::Amax;
-  llvm::Type* accType = isSum ? (isFloat ? b_.getDoubleTy() : i64()) : computeType(argType);
+  llvm::Type* accType = isSum || isProd ? (isFloat ? b_.getDoubleTy() : i64()) : computeType(argType);
   llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
   llvm::AllocaInst* acc = entryBuilder.CreateAlloca(accType, nullptr, "acc");
   llvm::Value* init;
-  if (isSum)
-    init = isFloat ? fconst(accType, 0.0) : c64(0);
+  if (isSum || isProd)
+    init = isFloat ? fconst(accType, isProd ? 1.0 : 0.0) : c64(isProd ? 1 : 0);
   else if (isFloat)
     init = fconst(accType, isMax ? -INFINITY : INFINITY);
   else {
@@ -347,12 +358,14 @@ llvm::Value* Emitter::emitReduce(const Expr& e) {
       tagged(b_.CreateStore(v, b_.CreateInBoundsGEP(v->getType(), it->second, innerLinear())));
     llvm::Value* a = b_.CreateLoad(accType, acc);
     llvm::Value* next;
-    if (isSum && isFloat) {
-      auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(a, b_.CreateFPExt(v, accType)));
-      add->setHasAllowReassoc(true);
-      next = add;
-    } else if (isSum) {
-      next = b_.CreateAdd(a, argType == DType::Bool ? b_.CreateZExt(v, i64()) : b_.CreateSExt(v, i64()));
+    if ((isSum || isProd) && isFloat) {
+      llvm::Value* wide = b_.CreateFPExt(v, accType);
+      auto* step = llvm::cast<llvm::Instruction>(isProd ? b_.CreateFMul(a, wide) : b_.CreateFAdd(a, wide));
+      step->setHasAllowReassoc(true);
+      next = step;
+    } else if (isSum || isProd) {
+      llvm::Value* wide = argType == DType::Bool ? b_.CreateZExt(v, i64()) : b_.CreateSExt(v, i64());
+      next = isProd ? b_.CreateMul(a, wide) : b_.CreateAdd(a, wide);
     } else if (isFloat) {
       next = b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, v);
     } else {

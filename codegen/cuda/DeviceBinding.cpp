@@ -135,10 +135,7 @@ void Binding::resolve(BoundRegion& r) {
 }
 
 int64_t Binding::extent(const std::vector<ir::Dim>& dims) const {
-  int64_t n = 1;
-  for (const ir::Dim& d : dims)
-    n = ir::checkedMul(n, d.isStatic() ? d.size : sizes_.at(d.symbol), "a kernel's iteration space");
-  return n;
+  return ir::checkedExtent(dims, sizes_, "a kernel's iteration space");
 }
 
 void Binding::bindLaunch(BoundStep& s) {

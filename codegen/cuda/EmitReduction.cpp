@@ -118,6 +118,10 @@ std::string KernelWriter::reduce(const Expr& e, bool warp, const std::string& th
     accType = isFloat ? "double" : "i64";
     init = isFloat ? "0.0" : "0ll";
     combine = "gc::Sum()";
+  } else if (e.op == OpId::Prod) {
+    accType = isFloat ? "double" : "i64";
+    init = isFloat ? "1.0" : "1ll";
+    combine = "gc::Prod()";
   } else if (isFloat) {
     accType = argType == DType::F64 ? "double" : "float";
     init = std::string(isMax ? "-" : "") + (argType == DType::F64 ? "gc::inf_f64()" : "gc::inf_f32()");

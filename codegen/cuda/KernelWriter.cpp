@@ -63,7 +63,11 @@ void KernelWriter::signature(const std::vector<std::string>& extents) {
 }
 
 std::string KernelWriter::dim(const ir::Dim& d) {
-  return d.isStatic() ? fmt::format("{}ll", d.size) : symbolName_.at(d.symbol);
+  // A symbolic dim: its factor (when not 1) times each symbol.
+  std::vector<std::string> factors;
+  if (d.isStatic() || d.size != 1) factors.push_back(fmt::format("{}ll", d.size));
+  for (const std::string& f : d.factors()) factors.push_back(symbolName_.at(f));
+  return factors.size() == 1 ? factors[0] : fmt::format("({})", fmt::join(factors, " * "));
 }
 
 std::string KernelWriter::index(const IndexPtr& e) {
@@ -80,6 +84,7 @@ std::string KernelWriter::index(const IndexPtr& e) {
     case Index::Kind::Div: return fmt::format("({} / {})", index(e->lhs), index(e->rhs));
     case Index::Kind::Mod: return fmt::format("({} % {})", index(e->lhs), index(e->rhs));
     case Index::Kind::Indirect: return fmt::format("gc::wrap_index((i64)({}), {})", value(e->load), index(e->rhs));
+    case Index::Kind::Clamp: return fmt::format("gc::clamp_index({}, {})", index(e->lhs), index(e->rhs));
   }
   return "?";
 }
@@ -141,6 +146,13 @@ std::string KernelWriter::compute(const Expr& e) {
       return define(e.dtype, rounded(e.dtype, e.dtype == DType::F64 ? accumulator_ : "(float)(" + accumulator_ + ")"));
     }
     case Expr::Kind::Reduce: throw ir::Error("cuda codegen: a reduction read outside its row");
+    case Expr::Kind::InBounds: {
+      std::vector<std::string> terms;
+      for (size_t k = 0; k < e.index.size(); ++k)
+        terms.push_back(fmt::format("gc::in_bounds({}, {})", index(e.index[k]), index(e.sizes[k])));
+      return define(DType::Bool, fmt::format("{}", fmt::join(terms, " && ")));
+    }
+    case Expr::Kind::IndexValue: return define(e.dtype, convert(index(e.index[0]), DType::I64, e.dtype));
     case Expr::Kind::Select: return select(e);
     case Expr::Kind::Op: return define(e.dtype, op(e));
   }
@@ -186,6 +198,9 @@ std::string KernelWriter::floatUnary(const Expr& e, const std::string& x, bool f
     case OpId::Sigmoid: return sigmoid(x);
     case OpId::Silu: return fmt::format("({} * {})", x, sigmoid(x));
     case OpId::Reciprocal: return fmt::format("({} / {})", one, x);
+    case OpId::Floor: return mathFn("floor", f64) + "(" + x + ")";
+    case OpId::Ceil: return mathFn("ceil", f64) + "(" + x + ")";
+    case OpId::Round: return mathFn("rint", f64) + "(" + x + ")";              // half to even, as torch.round
     case OpId::Relu: return fmt::format("({0} <= {1} ? {1} : {0})", x, zero);  // NaN stays NaN, as torch.relu
     case OpId::Gelu: {
       const ir::Attribute* a = e.attrs.find("approximate");

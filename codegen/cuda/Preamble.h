@@ -61,12 +61,16 @@ __device__ __forceinline__ i64 wrap_index(i64 i, i64 n) {
   if (i < 0) i += n;
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
+// A window position clamped into its buffer, and whether it was inside.
+__device__ __forceinline__ i64 clamp_index(i64 i, i64 n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
+__device__ __forceinline__ bool in_bounds(i64 i, i64 n) { return i >= 0 && i < n; }
 
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 
 // Reductions: a fixed butterfly within the warp, then the warps' partials
 // combined in warp order by every thread. No atomics: deterministic.
 struct Sum { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct Prod { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
 struct FMax { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fmaximum(a, b); } };
 struct FMin { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fminimum(a, b); } };
 struct IMax { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a > b ? a : b; } };

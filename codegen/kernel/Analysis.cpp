@@ -44,7 +44,7 @@ void collectSymbols(const ExprPtr& e, std::set<std::string>& out, std::unordered
 
 void collectSymbols(const Shape& s, std::set<std::string>& out) {
   for (const Dim& d : s)
-    if (!d.isStatic()) out.insert(d.symbol);
+    for (const std::string& f : d.factors()) out.insert(f);
 }
 
 }  // namespace

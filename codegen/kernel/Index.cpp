@@ -1,6 +1,8 @@
 // The index-expression constructors and the rules they simplify with.
 #include "codegen/kernel/Index.h"
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
@@ -29,10 +31,13 @@ IndexPtr Index::var(int64_t v, int64_t extent) {
 }
 
 IndexPtr Index::dim(const Dim& d) {
-  if (d.isStatic()) return constant(d.size);
-  auto e = std::make_shared<Index>();
-  e->kind = Kind::Sym;
-  e->symbol = d.symbol;
+  IndexPtr e = constant(d.size);  // a symbolic dim: its factor times each symbol
+  for (const std::string& f : d.factors()) {
+    auto s = std::make_shared<Index>();
+    s->kind = Kind::Sym;
+    s->symbol = f;
+    e = mul(e, s);
+  }
   return e;
 }
 
@@ -106,9 +111,14 @@ std::optional<int64_t> maxOf(const IndexPtr& e) {
       if (a && b && *a <= INT64_MAX - *b) return *a + *b;
       return std::nullopt;
     }
-    case Index::Kind::Mul: {
+    case Index::Kind::Mul: {  // of non-negative factors (a negative constant: unknown)
       auto a = maxOf(e->lhs), b = maxOf(e->rhs);
-      if (a && b && (*b == 0 || *a <= INT64_MAX / *b)) return *a * *b;
+      if (a && b && *a >= 0 && *b >= 0 && (*b == 0 || *a <= INT64_MAX / *b)) return *a * *b;
+      return std::nullopt;
+    }
+    case Index::Kind::Clamp: {
+      auto size = maxOf(e->rhs);
+      if (size) return *size - 1;
       return std::nullopt;
     }
     case Index::Kind::Div: {
@@ -218,6 +228,25 @@ IndexPtr mod(IndexPtr a, IndexPtr b) {
   return binary(Index::Kind::Mod, std::move(a), std::move(b));
 }
 
+IndexPtr clamp(IndexPtr a, IndexPtr size) {
+  if (a->kind == Index::Kind::Const && size->kind == Index::Kind::Const)
+    return Index::constant(std::clamp<int64_t>(a->value, 0, size->value - 1));
+  // Non-negative by its form (no negative constant in it) and below the size.
+  std::function<bool(const IndexPtr&)> nonNegative = [&](const IndexPtr& e) {
+    switch (e->kind) {
+      case Index::Kind::Const: return e->value >= 0;
+      case Index::Kind::Var:
+      case Index::Kind::Sym:
+      case Index::Kind::Indirect:
+      case Index::Kind::Clamp: return true;
+      default: return nonNegative(e->lhs) && nonNegative(e->rhs);
+    }
+  };
+  auto max = maxOf(a), bound = maxOf(size);
+  if (size->kind == Index::Kind::Const && max && bound && *max < *bound && nonNegative(a)) return a;
+  return binary(Index::Kind::Clamp, std::move(a), std::move(size));
+}
+
 namespace {
 /// An operand of *, / or %: parenthesised unless atomic or already in parentheses.
 std::string operand(const IndexPtr& e) {
@@ -237,6 +266,7 @@ std::string toString(const IndexPtr& e) {
     case Index::Kind::Div: return fmt::format("{} / {}", operand(e->lhs), operand(e->rhs));
     case Index::Kind::Mod: return fmt::format("{} % {}", operand(e->lhs), operand(e->rhs));
     case Index::Kind::Indirect: return fmt::format("index({}, {})", inlineText(*e->load), toString(e->rhs));
+    case Index::Kind::Clamp: return fmt::format("clamp({}, {})", toString(e->lhs), toString(e->rhs));
   }
   return "?";
 }

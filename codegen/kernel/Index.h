@@ -25,8 +25,14 @@ struct Expr;
 /// `rhs`: a negative value counts from the end, and the result is clamped
 /// into [0, size) so that no index the kernel reads can leave its buffer
 /// (the reference interpreter reports an out-of-range index instead).
+/// Clamp: `lhs` clamped into [0, rhs) — a window's read in the padding
+/// stays inside the buffer (an InBounds guard discards what it reads).
+///
+/// Every index is non-negative except where an InBounds guard or a Clamp
+/// looks at it (a window position in the padding); div and mod are only
+/// taken of non-negative ones.
 struct Index {
-  enum class Kind { Const, Var, Sym, Add, Mul, Div, Mod, Indirect };
+  enum class Kind { Const, Var, Sym, Add, Mul, Div, Mod, Indirect, Clamp };
   Kind kind = Kind::Const;
   int64_t value = 0;   // Const; Var: the variable number
   int64_t extent = 0;  // Var: its loop's static size (0: not known), for simplification
@@ -50,6 +56,8 @@ IndexPtr add(IndexPtr a, IndexPtr b);
 IndexPtr mul(IndexPtr a, IndexPtr b);
 IndexPtr div(IndexPtr a, IndexPtr b);
 IndexPtr mod(IndexPtr a, IndexPtr b);
+/// a clamped into [0, size): `a` itself where its form shows it is inside.
+IndexPtr clamp(IndexPtr a, IndexPtr size);
 std::string toString(const IndexPtr& e);
 
 /// Whether `e` reads a loop variable for which `pred` holds, through an

@@ -13,8 +13,20 @@
 //
 // Shape ops never appear: they are folded into index maps (reshape as
 // div/mod of the linear index, permute as reordered variables, expand and
-// broadcasting as 0, slice as start + step * i). index_select and gather
-// become indirect indices: a dim indexed by a value the kernel loads.
+// broadcasting as 0, slice as start + step * i). index_select, gather and
+// gather_nd become indirect indices: a dim indexed by a value the kernel
+// loads. Window ops (conv, pooling, cumsum) are reductions over the window:
+// a read that may fall in the padding is where(inbounds(...), load at the
+// clamped index, pad value):
+//
+//   kernel k0_conv_relu (reduction)
+//     in0: f32[1, 3, 8, 8]  in1: f32[4, 3, 3, 3]
+//     out0: f32[1, 4, 8, 8]
+//     for i0 in [0, 1), i1 in [0, 4), i2 in [0, 8), i3 in [0, 8):
+//       t0 = sum over i4 in [0, 3), i5 in [0, 3), i6 in [0, 3):
+//              mul(where(inbounds(i2 + i5 + -1 < 8, i3 + i6 + -1 < 8),
+//                        in0[i0, i4, clamp(i2 + i5 + -1, 8), ...], 0.0), in1[i1, i4, i5, i6])
+//       out0[i0, i1, i2, i3] = relu(t0)
 #pragma once
 
 #include <memory>
@@ -38,18 +50,21 @@ using ir::TensorType;
 /// loops; the reduction loop variables follow them.
 struct Expr {
   /// Select: concat's piecewise choice — args[k] where index[0] < bounds[k]
-  /// (the first bound that holds).
-  enum class Kind { Load, Const, Op, Reduce, Acc, Select };
+  /// (the first bound that holds). InBounds: whether 0 ≤ index[k] <
+  /// sizes[k] for every k (a bool). IndexValue: index[0]'s value as dtype
+  /// (iota, resize's coordinates).
+  enum class Kind { Load, Const, Op, Reduce, Acc, Select, InBounds, IndexValue };
   Kind kind = Kind::Const;
   DType dtype = DType::F32;
   int buffer = -1;              // Load: index into Kernel::inputs
-  std::vector<IndexPtr> index;  // Load
+  std::vector<IndexPtr> index;  // Load, Select, InBounds, IndexValue
   double value = 0;             // Const of a float dtype
   int64_t intValue = 0;         // Const of an integer or bool dtype: exact, in the dtype's range
-  OpId op = OpId::Add;          // Op, Reduce (sum, amax, amin)
+  OpId op = OpId::Add;          // Op, Reduce (sum, mean, amax, amin, prod)
   AttrMap attrs;                // Op: e.g. cast's dtype, clamp's bounds
   std::vector<std::shared_ptr<const Expr>> args;
   std::vector<int64_t> bounds;  // Select
+  std::vector<IndexPtr> sizes;  // InBounds
 };
 using ExprPtr = std::shared_ptr<const Expr>;
 

@@ -2,8 +2,9 @@
 // demand at an index (one index expression per dim of the value's shape):
 // parameters become loads, scalar constants constants, pointwise ops ops
 // over their operands at broadcast indices, shape ops index maps,
-// reductions Reduce nodes over the inner loops, and the matmul of a
-// matmul_epilogue kernel the GEMM accumulator. The fuse pass only forms
+// reductions Reduce nodes over the inner loops, the matmul of a
+// matmul_epilogue kernel the GEMM accumulator, and a window op
+// (LowerWindows.cpp) a Reduce over its window. The fuse pass only forms
 // groups whose shapes align with one loop nest (see loopsAlign in
 // passes/FusePass.cpp); anything else is an ir::Error.
 #include "codegen/kernel/Lowering.h"
@@ -15,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/kernel/Lowerer.h"
 #include "ir/Diagnostics.h"
 #include "ir/ShapeRules.h"
 
@@ -44,6 +46,64 @@ int64_t integerConstant(DType t, const Attribute& a) {
   return static_cast<int64_t>(a.f);
 }
 
+}  // namespace
+
+// ---- building expressions ------------------------------------------------------
+
+ExprPtr constantOf(DType t, double v) {
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::Const;
+  e->dtype = t;
+  if (isFloat(t))
+    e->value = v;
+  else
+    e->intValue = t == DType::Bool ? v != 0 : static_cast<int64_t>(v);
+  return e;
+}
+
+ExprPtr opOf(OpId op, DType t, std::vector<ExprPtr> args, AttrMap attrs) {
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::Op;
+  e->op = op;
+  e->dtype = t;
+  e->args = std::move(args);
+  e->attrs = std::move(attrs);
+  return e;
+}
+
+ExprPtr castTo(ExprPtr e, DType t) {
+  if (e->dtype == t) return e;
+  AttrMap attrs;
+  attrs.set("dtype", Attribute::ofDType(t));
+  return opOf(OpId::Cast, t, {std::move(e)}, std::move(attrs));
+}
+
+ExprPtr whereOf(ExprPtr condition, ExprPtr a, ExprPtr b) {
+  const DType t = a->dtype;
+  return opOf(OpId::Where, t, {std::move(condition), std::move(a), std::move(b)});
+}
+
+ExprPtr inBounds(Indices index, Indices sizes) {
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::InBounds;
+  e->dtype = DType::Bool;
+  e->index = std::move(index);
+  e->sizes = std::move(sizes);
+  return e;
+}
+
+ExprPtr indexValue(IndexPtr index, DType t) {
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::IndexValue;
+  e->dtype = t;
+  e->index = {std::move(index)};
+  return e;
+}
+
+DType accumulationType(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
+
+// ---- index maps ----------------------------------------------------------------
+
 IndexPtr ravel(const Indices& idx, const Shape& shape) {
   IndexPtr linear = Index::constant(0);
   for (size_t k = 0; k < shape.size(); ++k) linear = add(mul(linear, Index::dim(shape[k])), idx[k]);
@@ -60,7 +120,6 @@ Indices unravel(const IndexPtr& linear, const Shape& shape) {
   return idx;
 }
 
-/// The index of an operand of shape `from` read at `idx` of a broadcast result of shape `to`.
 Indices broadcast(const Indices& idx, const Shape& to, const Shape& from) {
   Indices out;
   const size_t offset = to.size() - from.size();
@@ -69,7 +128,16 @@ Indices broadcast(const Indices& idx, const Shape& to, const Shape& from) {
   return out;
 }
 
-bool isReduce(OpId op) { return op == OpId::Sum || op == OpId::Mean || op == OpId::Amax || op == OpId::Amin; }
+bool isReduce(OpId op) {
+  return op == OpId::Sum || op == OpId::Mean || op == OpId::Amax || op == OpId::Amin || op == OpId::Prod;
+}
+
+bool isWindow(OpId op) {
+  return op == OpId::Conv || op == OpId::ConvTranspose || op == OpId::MaxPool || op == OpId::AvgPool ||
+         op == OpId::Cumsum;
+}
+
+namespace {
 
 /// Rebuilds every index of a lowered kernel with each loop variable's
 /// static extent known, so that the constructors' rules can use it: a
@@ -113,6 +181,7 @@ class IndexSimplifier {
       case Index::Kind::Mul: r = mul(index(e->lhs), index(e->rhs)); break;
       case Index::Kind::Div: r = div(index(e->lhs), index(e->rhs)); break;
       case Index::Kind::Mod: r = mod(index(e->lhs), index(e->rhs)); break;
+      case Index::Kind::Clamp: r = clamp(index(e->lhs), index(e->rhs)); break;
       case Index::Kind::Indirect: {
         auto rebuilt = std::make_shared<Index>(*e);
         rebuilt->load = expr(e->load);
@@ -127,6 +196,7 @@ class IndexSimplifier {
     if (auto it = exprs_.find(e.get()); it != exprs_.end()) return it->second;
     auto rebuilt = std::make_shared<Expr>(*e);
     for (IndexPtr& i : rebuilt->index) i = index(i);
+    for (IndexPtr& i : rebuilt->sizes) i = index(i);
     for (ExprPtr& a : rebuilt->args) a = expr(a);
     return exprs_[e.get()] = rebuilt;
   }
@@ -137,323 +207,280 @@ class IndexSimplifier {
   std::unordered_map<const Expr*, ExprPtr> exprs_;
 };
 
-class Lowering {
- public:
-  explicit Lowering(const Node& fused) : fused_(fused), body_(*fused.regions()[0]) {}
+}  // namespace
 
-  Kernel run() {
-    k_.name = fused_.attrs.find("name")->s;
-    for (size_t i = 0; i < body_.params().size(); ++i) {
-      k_.inputs.push_back({fmt::format("in{}", i), body_.param(i)->type});
-      inputOf_[body_.param(i)] = static_cast<int>(i);
-    }
-    for (size_t i = 0; i < body_.returns.size(); ++i)
-      k_.outputs.push_back({fmt::format("out{}", i), body_.returns[i]->type});
-    for (const auto& n : body_.nodes()) {
-      if (!reduction_ && isReduce(n->op)) reduction_ = n.get();
-      if (!matmul_ && (n->op == OpId::Matmul || n->op == OpId::Linear)) matmul_ = n.get();
-    }
-    if (matmul_)
-      gemmKernel();
-    else if (reduction_)
-      reductionKernel();
-    else
-      pointwiseKernel();
-    return IndexSimplifier(k_).run();
+Lowerer::Lowerer(const Node& fused) : fused_(fused), body_(*fused.regions()[0]) {}
+
+Kernel Lowerer::run() {
+  k_.name = fused_.attrs.find("name")->s;
+  for (size_t i = 0; i < body_.params().size(); ++i) {
+    k_.inputs.push_back({fmt::format("in{}", i), body_.param(i)->type});
+    inputOf_[body_.param(i)] = static_cast<int>(i);
   }
-
- private:
-  void pointwiseKernel() {
-    k_.kind = KernelKind::Pointwise;
-    const Shape& space = body_.returns[0]->type.shape;
-    k_.outer = space;
-    const IndexPtr linear = ravel(vars(space.size()), space);
-    for (size_t i = 0; i < body_.returns.size(); ++i) {
-      const Shape& s = body_.returns[i]->type.shape;
-      // A result of another shape is stored at the same flat position.
-      Indices idx = i == 0 || s == space ? vars(space.size()) : unravel(linear, s);
-      k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), false});
-    }
+  for (size_t i = 0; i < body_.returns.size(); ++i)
+    k_.outputs.push_back({fmt::format("out{}", i), body_.returns[i]->type});
+  for (const auto& n : body_.nodes()) {
+    if (!reduction_ && isReduce(n->op)) reduction_ = n.get();
+    if (!matmul_ && (n->op == OpId::Matmul || n->op == OpId::Linear)) matmul_ = n.get();
+    if (!window_ && isWindow(n->op)) window_ = n.get();
   }
+  if (matmul_)
+    gemmKernel();
+  else if (window_)
+    windowKernel();
+  else if (reduction_)
+    reductionKernel();
+  else
+    pointwiseKernel();
+  return IndexSimplifier(k_).run();
+}
 
-  void reductionKernel() {
-    k_.kind = KernelKind::Reduction;
-    const Shape& full = reduction_->operands[0]->type.shape;
-    reduced_ = reducedDims(*reduction_);
-    outerRank_ = full.size() - reduced_.size();
-    for (size_t d = 0; d < full.size(); ++d) (isReduced(d) ? k_.reduceSizes : k_.outer).push_back(full[d]);
-    for (size_t i = 0; i < body_.returns.size(); ++i) {
-      const Shape& s = body_.returns[i]->type.shape;
-      const bool perElement = s == full;
-      Indices idx;
-      if (perElement || s.size() == full.size()) {
-        // Kept dims take the outer variables in order; reduced dims the inner
-        // ones (per element) or 0 (a keepdim row result).
-        size_t outer = 0, inner = 0;
-        for (size_t d = 0; d < full.size(); ++d)
-          idx.push_back(!isReduced(d) ? Index::var(static_cast<int64_t>(outer++))
-                        : perElement  ? Index::var(static_cast<int64_t>(outerRank_ + inner++))
-                                      : Index::constant(0));
-      } else {
-        idx = vars(outerRank_);
-      }
-      k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), perElement});
-    }
-    // Row results are stored once per row, before the loop over the row's elements.
-    std::stable_partition(k_.stores.begin(), k_.stores.end(), [](const Store& s) { return !s.insideReduction; });
+void Lowerer::pointwiseKernel() {
+  k_.kind = KernelKind::Pointwise;
+  const Shape& space = body_.returns[0]->type.shape;
+  k_.outer = space;
+  const IndexPtr linear = ravel(vars(space.size()), space);
+  for (size_t i = 0; i < body_.returns.size(); ++i) {
+    const Shape& s = body_.returns[i]->type.shape;
+    // A result of another shape is stored at the same flat position.
+    Indices idx = i == 0 || s == space ? vars(space.size()) : unravel(linear, s);
+    k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), false});
   }
+}
 
-  bool isReduced(size_t d) const {
-    return std::find(reduced_.begin(), reduced_.end(), static_cast<int64_t>(d)) != reduced_.end();
-  }
-
-  void gemmKernel() {
-    k_.kind = KernelKind::MatmulEpilogue;
-    const Shape& out = matmul_->result()->type.shape;
-    k_.outer = out;
-    const Value* a = matmul_->operands[0];
-    const Value* b = matmul_->operands[1];
-    if (!inputOf_.count(a) || !inputOf_.count(b)) throw Error("kernel IR: a GEMM operand is computed in the kernel");
-    Gemm g;
-    g.a = inputOf_.at(a);
-    g.b = inputOf_.at(b);
-    g.kVar = static_cast<int64_t>(out.size());
-    const IndexPtr kv = Index::var(g.kVar);
-    Indices o = vars(out.size());
-    if (matmul_->op == OpId::Linear) {
-      g.transposeB = true;
-      g.k = Index::dim(a->type.shape.back());
-      g.aIndex.assign(o.begin(), o.end() - 1);
-      g.aIndex.push_back(kv);
-      g.bIndex = {o.back(), kv};
+void Lowerer::reductionKernel() {
+  k_.kind = KernelKind::Reduction;
+  const Shape& full = reduction_->operands[0]->type.shape;
+  reduced_ = rules::reducedAxes(reduction_->attrs, reduction_->operands[0]->type.rank());
+  outerRank_ = full.size() - reduced_.size();
+  for (size_t d = 0; d < full.size(); ++d) (isReduced(d) ? k_.reduceSizes : k_.outer).push_back(full[d]);
+  for (size_t i = 0; i < body_.returns.size(); ++i) {
+    const Shape& s = body_.returns[i]->type.shape;
+    const bool perElement = s == full;
+    Indices idx;
+    if (perElement || s.size() == full.size()) {
+      // Kept dims take the outer variables in order; reduced dims the inner
+      // ones (per element) or 0 (a keepdim row result).
+      size_t outer = 0, inner = 0;
+      for (size_t d = 0; d < full.size(); ++d)
+        idx.push_back(!isReduced(d) ? Index::var(static_cast<int64_t>(outer++))
+                      : perElement  ? Index::var(static_cast<int64_t>(outerRank_ + inner++))
+                                    : Index::constant(0));
     } else {
-      const size_t ra = a->type.shape.size(), rb = b->type.shape.size();
-      g.k = Index::dim(a->type.shape.back());
-      // Output dims: batch..., [m if a is a matrix], [n if b is a matrix].
-      const size_t batch = out.size() - (ra > 1) - (rb > 1);
-      Indices batchIdx(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(batch));
-      Shape batchShape(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(batch));
-      if (ra > 1) {
-        g.aIndex = broadcast(batchIdx, batchShape, Shape(a->type.shape.begin(), a->type.shape.end() - 2));
-        g.aIndex.push_back(o[batch]);
-      }
-      g.aIndex.push_back(kv);
-      if (rb > 1) {
-        g.bIndex = broadcast(batchIdx, batchShape, Shape(b->type.shape.begin(), b->type.shape.end() - 2));
-        g.bIndex.push_back(kv);
-        g.bIndex.push_back(o.back());
-      } else {
-        g.bIndex = {kv};
-      }
+      idx = vars(outerRank_);
     }
-    k_.gemm = g;
-    for (size_t i = 0; i < body_.returns.size(); ++i)
-      k_.stores.push_back({static_cast<int>(i), o, eval(body_.returns[i], o), false});
+    k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), perElement});
   }
+  // Row results are stored once per row, before the loop over the row's elements.
+  std::stable_partition(k_.stores.begin(), k_.stores.end(), [](const Store& s) { return !s.insideReduction; });
+}
 
-  static std::vector<int64_t> reducedDims(const Node& n) {
-    return rules::reducedAxes(n.attrs, n.operands[0]->type.rank());
+bool Lowerer::isReduced(size_t d) const {
+  return std::find(reduced_.begin(), reduced_.end(), static_cast<int64_t>(d)) != reduced_.end();
+}
+
+void Lowerer::gemmKernel() {
+  k_.kind = KernelKind::MatmulEpilogue;
+  const Shape& out = matmul_->result()->type.shape;
+  k_.outer = out;
+  const Value* a = matmul_->operands[0];
+  const Value* b = matmul_->operands[1];
+  if (!inputOf_.count(a) || !inputOf_.count(b)) throw Error("kernel IR: a GEMM operand is computed in the kernel");
+  Gemm g;
+  g.a = inputOf_.at(a);
+  g.b = inputOf_.at(b);
+  g.kVar = static_cast<int64_t>(out.size());
+  const IndexPtr kv = Index::var(g.kVar);
+  Indices o = vars(out.size());
+  if (matmul_->op == OpId::Linear) {
+    g.transposeB = true;
+    g.k = Index::dim(a->type.shape.back());
+    g.aIndex.assign(o.begin(), o.end() - 1);
+    g.aIndex.push_back(kv);
+    g.bIndex = {o.back(), kv};
+  } else {
+    const size_t ra = a->type.shape.size(), rb = b->type.shape.size();
+    g.k = Index::dim(a->type.shape.back());
+    // Output dims: batch..., [m if a is a matrix], [n if b is a matrix].
+    const size_t batch = out.size() - (ra > 1) - (rb > 1);
+    Indices batchIdx(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(batch));
+    Shape batchShape(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(batch));
+    if (ra > 1) {
+      g.aIndex = broadcast(batchIdx, batchShape, Shape(a->type.shape.begin(), a->type.shape.end() - 2));
+      g.aIndex.push_back(o[batch]);
+    }
+    g.aIndex.push_back(kv);
+    if (rb > 1) {
+      g.bIndex = broadcast(batchIdx, batchShape, Shape(b->type.shape.begin(), b->type.shape.end() - 2));
+      g.bIndex.push_back(kv);
+      g.bIndex.push_back(o.back());
+    } else {
+      g.bIndex = {kv};
+    }
   }
+  k_.gemm = g;
+  for (size_t i = 0; i < body_.returns.size(); ++i)
+    k_.stores.push_back({static_cast<int>(i), o, eval(body_.returns[i], o), false});
+}
 
-  ExprPtr eval(const Value* v, const Indices& idx) {
-    std::string key = fmt::format("{}@", static_cast<const void*>(v));
-    for (const IndexPtr& i : idx) key += toString(i) + ",";
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    ExprPtr e = compute(v, idx);
-    memo_[key] = e;
+ExprPtr Lowerer::eval(const Value* v, const Indices& idx) {
+  std::string key = fmt::format("{}@", static_cast<const void*>(v));
+  for (const IndexPtr& i : idx) key += toString(i) + ",";
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  ExprPtr e = compute(v, idx);
+  memo_[key] = e;
+  return e;
+}
+
+ExprPtr Lowerer::compute(const Value* v, const Indices& idx) {
+  auto e = std::make_shared<Expr>();
+  e->dtype = v->type.dtype;
+  if (auto it = inputOf_.find(v); it != inputOf_.end()) {
+    e->kind = Expr::Kind::Load;
+    e->buffer = it->second;
+    e->index = idx;
     return e;
   }
+  const Node& n = *v->definingNode();
+  const Shape& shape = v->type.shape;
+  if (n.op == OpId::Constant || n.op == OpId::Full) {
+    const Attribute* value = n.attrs.find("value");
+    while (value->kind == Attribute::Kind::List) value = &value->list[0];  // scalars only reach here
+    e->kind = Expr::Kind::Const;
+    if (isFloat(e->dtype))
+      e->value = value->asDouble();
+    else
+      e->intValue = integerConstant(e->dtype, *value);
+    return e;
+  }
+  if (&n == matmul_) return gemmAccumulator(n, idx, e);
+  if (&n == window_) {
+    // Like the accumulator, the window's value exists for the outer point only.
+    if (!sameIndex(idx, vars(shape.size())))
+      throw Error("kernel IR: the epilogue reads a window op's result through an index map");
+    return windowValue(n);
+  }
+  if (isReduce(n.op)) return reduction(n, idx);
+  if (n.info().isPointwise()) {
+    e->kind = Expr::Kind::Op;
+    e->op = n.op;
+    e->attrs = n.attrs;
+    for (const Value* operand : n.operands)
+      e->args.push_back(eval(operand, broadcast(idx, shape, operand->type.shape)));
+    return e;
+  }
+  if (n.op == OpId::Concat) {
+    // Operand k covers [start_k, start_k + size_k) of the concat dim.
+    const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, static_cast<int64_t>(shape.size()));
+    e->kind = Expr::Kind::Select;
+    e->index = {idx[d]};
+    int64_t start = 0;
+    for (const Value* operand : n.operands) {
+      Indices shifted = idx;
+      shifted[d] = add(idx[d], Index::constant(-start));
+      e->args.push_back(eval(operand, shifted));
+      start += operand->type.shape[d].isStatic() ? operand->type.shape[d].size : 0;
+      e->bounds.push_back(start);
+    }
+    return e;
+  }
+  if (n.op == OpId::IndexSelect || n.op == OpId::Gather || n.op == OpId::GatherNd) return indexed(n, idx);
+  if (n.op == OpId::Resize) return resized(n, idx);
+  if (n.op == OpId::Iota) return iota(n, idx);
+  return eval(n.operands[0], shapeOpIndex(n, idx));
+}
 
-  ExprPtr compute(const Value* v, const Indices& idx) {
-    auto e = std::make_shared<Expr>();
-    e->dtype = v->type.dtype;
-    if (auto it = inputOf_.find(v); it != inputOf_.end()) {
-      e->kind = Expr::Kind::Load;
-      e->buffer = it->second;
-      e->index = idx;
-      return e;
-    }
-    const Node& n = *v->definingNode();
-    const Shape& shape = v->type.shape;
-    if (n.op == OpId::Constant || n.op == OpId::Full) {
-      const Attribute* value = n.attrs.find("value");
-      while (value->kind == Attribute::Kind::List) value = &value->list[0];  // scalars only reach here
-      e->kind = Expr::Kind::Const;
-      if (isFloat(e->dtype))
-        e->value = value->asDouble();
-      else
-        e->intValue = integerConstant(e->dtype, *value);
-      return e;
-    }
-    if (&n == matmul_) {
-      // The accumulator holds the element being stored and no other.
-      if (!sameIndex(idx, vars(shape.size())))
-        throw Error("kernel IR: the epilogue reads the matmul result through an index map");
-      e->kind = Expr::Kind::Acc;
-      if (n.op == OpId::Linear && n.operands.size() == 3) {
-        // The bias is part of linear: it joins the accumulator before the one
-        // rounding to the result dtype (f16/bf16 accumulate in f32).
-        const DType accType = e->dtype == DType::F64 ? DType::F64 : DType::F32;
-        e->dtype = accType;
-        auto widen = [&](ExprPtr x) -> ExprPtr {
-          if (x->dtype == accType) return x;
-          auto c = std::make_shared<Expr>();
-          c->kind = Expr::Kind::Op;
-          c->op = OpId::Cast;
-          c->dtype = accType;
-          c->attrs.set("dtype", Attribute::ofDType(accType));
-          c->args = {std::move(x)};
-          return c;
-        };
-        auto bias = std::make_shared<Expr>();
-        bias->kind = Expr::Kind::Op;
-        bias->op = OpId::Add;
-        bias->dtype = accType;
-        bias->args = {e, widen(eval(n.operands[2], {idx.back()}))};
-        if (v->type.dtype == accType) return bias;
-        auto narrow = std::make_shared<Expr>();
-        narrow->kind = Expr::Kind::Op;
-        narrow->op = OpId::Cast;
-        narrow->dtype = v->type.dtype;
-        narrow->attrs.set("dtype", Attribute::ofDType(v->type.dtype));
-        narrow->args = {bias};
-        return narrow;
-      }
-      return e;
-    }
-    if (isReduce(n.op)) {
-      // The reduction loop binds the inner variables; the outer ones come
-      // from idx (which has the reduced dims as 1s with keepdim, else not).
-      const Value* in = n.operands[0];
-      const std::vector<int64_t> dims = reducedDims(n);
-      const bool keep = v->type.rank() == in->type.rank();
-      Indices inIdx;
-      size_t kept = 0, inner = 0;
-      for (int64_t d = 0; d < in->type.rank(); ++d) {
-        const bool reducedHere = std::find(dims.begin(), dims.end(), d) != dims.end();
-        if (reducedHere)
-          inIdx.push_back(Index::var(static_cast<int64_t>(outerRank_ + inner++)));
-        else
-          inIdx.push_back(keep ? idx[static_cast<size_t>(d)] : idx[kept]);
-        if (!reducedHere) ++kept;
-      }
-      // A row value exists only for the row the loop is at.
-      Indices rowIdx;
-      for (int64_t d = 0; d < in->type.rank(); ++d)
-        if (std::find(dims.begin(), dims.end(), d) == dims.end()) rowIdx.push_back(inIdx[static_cast<size_t>(d)]);
-      if (!sameIndex(rowIdx, vars(rowIdx.size()))) throw Error("kernel IR: a reduction is read through an index map");
-      e->kind = Expr::Kind::Reduce;
-      e->op = n.op;
-      e->args = {eval(in, inIdx)};
-      return e;
-    }
-    if (n.info().isPointwise()) {
-      e->kind = Expr::Kind::Op;
-      e->op = n.op;
-      e->attrs = n.attrs;
-      for (const Value* operand : n.operands)
-        e->args.push_back(eval(operand, broadcast(idx, shape, operand->type.shape)));
-      return e;
-    }
-    if (n.op == OpId::Concat) {
-      // Operand k covers [start_k, start_k + size_k) of the concat dim.
-      const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, static_cast<int64_t>(shape.size()));
-      e->kind = Expr::Kind::Select;
-      e->index = {idx[d]};
-      int64_t start = 0;
-      for (const Value* operand : n.operands) {
-        Indices shifted = idx;
-        shifted[d] = add(idx[d], Index::constant(-start));
-        e->args.push_back(eval(operand, shifted));
-        start += operand->type.shape[d].isStatic() ? operand->type.shape[d].size : 0;
-        e->bounds.push_back(start);
-      }
-      return e;
-    }
-    if (n.op == OpId::IndexSelect || n.op == OpId::Gather) {
-      // The indexed dim of the data is read at the index the kernel loads:
-      // index_select's index covers dims [d, d + rank(index)) of the
-      // result, gather's has the result's shape.
-      const Value* data = n.operands[0];
-      const Value* index = n.operands[1];
-      const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, data->type.rank());
-      Indices dataIdx = idx;
-      if (n.op == OpId::IndexSelect) {
-        const Indices at(idx.begin() + d, idx.begin() + d + index->type.rank());
-        dataIdx.erase(dataIdx.begin() + d, dataIdx.begin() + d + index->type.rank());
-        dataIdx.insert(dataIdx.begin() + d, Index::indirect(eval(index, at), data->type.shape[d]));
+ExprPtr Lowerer::gemmAccumulator(const Node& n, const Indices& idx, std::shared_ptr<Expr> e) {
+  // The accumulator holds the element being stored and no other.
+  if (!sameIndex(idx, vars(n.result()->type.rank())))
+    throw Error("kernel IR: the epilogue reads the matmul result through an index map");
+  e->kind = Expr::Kind::Acc;
+  if (n.op != OpId::Linear || n.operands.size() != 3) return e;
+  // The bias is part of linear: it joins the accumulator before the one
+  // rounding to the result dtype (f16/bf16 accumulate in f32).
+  const DType resultType = e->dtype, accType = accumulationType(resultType);
+  e->dtype = accType;
+  ExprPtr biased = opOf(OpId::Add, accType, {e, castTo(eval(n.operands[2], {idx.back()}), accType)});
+  return castTo(biased, resultType);
+}
+
+ExprPtr Lowerer::reduction(const Node& n, const Indices& idx) {
+  // The reduction loop binds the inner variables; the outer ones come
+  // from idx (which has the reduced dims as 1s with keepdim, else not).
+  const Value* in = n.operands[0];
+  const std::vector<int64_t> dims = rules::reducedAxes(n.attrs, in->type.rank());
+  const bool keep = n.result()->type.rank() == in->type.rank();
+  Indices inIdx;
+  size_t kept = 0, inner = 0;
+  for (int64_t d = 0; d < in->type.rank(); ++d) {
+    const bool reducedHere = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (reducedHere)
+      inIdx.push_back(Index::var(static_cast<int64_t>(outerRank_ + inner++)));
+    else
+      inIdx.push_back(keep ? idx[static_cast<size_t>(d)] : idx[kept]);
+    if (!reducedHere) ++kept;
+  }
+  // A row value exists only for the row the loop is at.
+  Indices rowIdx;
+  for (int64_t d = 0; d < in->type.rank(); ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) rowIdx.push_back(inIdx[static_cast<size_t>(d)]);
+  if (!sameIndex(rowIdx, vars(rowIdx.size()))) throw Error("kernel IR: a reduction is read through an index map");
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::Reduce;
+  e->dtype = n.result()->type.dtype;
+  e->op = n.op;
+  e->args = {eval(in, inIdx)};
+  return e;
+}
+
+bool Lowerer::sameIndex(const Indices& a, const Indices& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const IndexPtr& x, const IndexPtr& y) { return toString(x) == toString(y); });
+}
+
+Indices Lowerer::shapeOpIndex(const Node& n, const Indices& idx) {
+  const Shape& in = n.operands[0]->type.shape;
+  const Shape& out = n.result()->type.shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  switch (n.op) {
+    case OpId::Reshape:
+    case OpId::Squeeze:
+    case OpId::Unsqueeze: return unravel(ravel(idx, out), in);
+    case OpId::Permute:
+    case OpId::Transpose: {
+      std::vector<int64_t> perm(static_cast<size_t>(rank));
+      if (n.op == OpId::Permute) {
+        for (int64_t k = 0; k < rank; ++k) perm[k] = *rules::normalizeAxis(n.attrs.find("dims")->list[k].i, rank);
       } else {
-        dataIdx[d] = Index::indirect(eval(index, idx), data->type.shape[d]);
+        for (int64_t k = 0; k < rank; ++k) perm[k] = k;
+        std::swap(perm[*rules::normalizeAxis(n.attrs.find("dim0")->i, rank)],
+                  perm[*rules::normalizeAxis(n.attrs.find("dim1")->i, rank)]);
       }
-      return eval(data, dataIdx);
+      Indices r(static_cast<size_t>(rank));
+      for (int64_t k = 0; k < rank; ++k) r[perm[k]] = idx[k];
+      return r;
     }
-    return eval(n.operands[0], shapeOpIndex(n, idx));
-  }
-
-  static bool sameIndex(const Indices& a, const Indices& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                      [](const IndexPtr& x, const IndexPtr& y) { return toString(x) == toString(y); });
-  }
-
-  /// The operand index a shape op reads for result index `idx`.
-  static Indices shapeOpIndex(const Node& n, const Indices& idx) {
-    const Shape& in = n.operands[0]->type.shape;
-    const Shape& out = n.result()->type.shape;
-    const int64_t rank = static_cast<int64_t>(in.size());
-    switch (n.op) {
-      case OpId::Reshape:
-      case OpId::Squeeze:
-      case OpId::Unsqueeze: return unravel(ravel(idx, out), in);
-      case OpId::Permute:
-      case OpId::Transpose: {
-        std::vector<int64_t> perm(static_cast<size_t>(rank));
-        if (n.op == OpId::Permute) {
-          for (int64_t k = 0; k < rank; ++k) perm[k] = *rules::normalizeAxis(n.attrs.find("dims")->list[k].i, rank);
-        } else {
-          for (int64_t k = 0; k < rank; ++k) perm[k] = k;
-          std::swap(perm[*rules::normalizeAxis(n.attrs.find("dim0")->i, rank)],
-                    perm[*rules::normalizeAxis(n.attrs.find("dim1")->i, rank)]);
-        }
-        Indices r(static_cast<size_t>(rank));
-        for (int64_t k = 0; k < rank; ++k) r[perm[k]] = idx[k];
-        return r;
+    case OpId::Expand: return broadcast(idx, out, in);
+    case OpId::Slice: {
+      const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, rank);
+      const Attribute* startAttr = n.attrs.find("start");
+      const Attribute* stepAttr = n.attrs.find("step");
+      int64_t start = startAttr ? startAttr->i : 0;
+      if (in[d].isStatic()) {
+        if (start < 0) start = std::max<int64_t>(start + in[d].size, 0);
+        start = std::min(start, in[d].size);
       }
-      case OpId::Expand: return broadcast(idx, out, in);
-      case OpId::Slice: {
-        const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, rank);
-        const Attribute* startAttr = n.attrs.find("start");
-        const Attribute* stepAttr = n.attrs.find("step");
-        int64_t start = startAttr ? startAttr->i : 0;
-        if (in[d].isStatic()) {
-          if (start < 0) start = std::max<int64_t>(start + in[d].size, 0);
-          start = std::min(start, in[d].size);
-        }
-        Indices r = idx;
-        r[d] = add(Index::constant(start), mul(Index::constant(stepAttr ? stepAttr->i : 1), idx[d]));
-        return r;
-      }
-      default: throw Error(fmt::format("kernel IR: '{}' cannot be part of a fused kernel", n.name()));
+      Indices r = idx;
+      r[d] = add(Index::constant(start), mul(Index::constant(stepAttr ? stepAttr->i : 1), idx[d]));
+      return r;
     }
+    default: throw Error(fmt::format("kernel IR: '{}' cannot be part of a fused kernel", n.name()));
   }
-
-  const Node& fused_;
-  const Region& body_;
-  Kernel k_;
-  std::unordered_map<const Value*, int> inputOf_;
-  const Node* reduction_ = nullptr;
-  const Node* matmul_ = nullptr;
-  size_t outerRank_ = 0;
-  std::vector<int64_t> reduced_;
-  std::unordered_map<std::string, ExprPtr> memo_;
-};
-
-// ---- printing --------------------------------------------------------------------
-
-}  // namespace
+}
 
 Kernel lower(const Node& fused) {
   if (fused.op != OpId::Fused) throw Error("kernel IR: only fused ops lower to kernels");
-  return Lowering(fused).run();
+  return Lowerer(fused).run();
 }
 
 }  // namespace graphc::codegen::kernel

@@ -17,6 +17,15 @@ std::string constantText(const Expr& e) {
   return std::to_string(e.intValue);
 }
 
+namespace {
+std::string boundsText(const Expr& e) {
+  std::string s = "inbounds(";
+  for (size_t k = 0; k < e.index.size(); ++k)
+    s += fmt::format("{}{} < {}", k ? ", " : "", toString(e.index[k]), toString(e.sizes[k]));
+  return s + ")";
+}
+}  // namespace
+
 std::string inlineText(const Expr& e) {
   switch (e.kind) {
     case Expr::Kind::Load: {
@@ -26,6 +35,8 @@ std::string inlineText(const Expr& e) {
     }
     case Expr::Kind::Const: return constantText(e);
     case Expr::Kind::Acc: return "acc";
+    case Expr::Kind::InBounds: return boundsText(e);
+    case Expr::Kind::IndexValue: return fmt::format("{}({})", dtypeName(e.dtype), toString(e.index[0]));
     case Expr::Kind::Reduce:
     case Expr::Kind::Select:
     case Expr::Kind::Op: {
@@ -81,8 +92,7 @@ class Printer {
   bool dependsOnInner(const ExprPtr& e) {
     if (auto it = inner_deps_.find(e.get()); it != inner_deps_.end()) return it->second;
     bool d = false;
-    if (e->kind == Expr::Kind::Load || e->kind == Expr::Kind::Select)
-      for (const IndexPtr& i : e->index) d |= readsVar(i, [&](int64_t v) { return v >= outerRank_; });
+    for (const IndexPtr& i : e->index) d |= readsVar(i, [&](int64_t v) { return v >= outerRank_; });
     if (e->kind != Expr::Kind::Reduce)
       for (const ExprPtr& a : e->args) d |= dependsOnInner(a);
     return inner_deps_[e.get()] = d;
@@ -107,6 +117,8 @@ class Printer {
       case Expr::Kind::Load: return fmt::format("{}[{}]", k_.inputs[e->buffer].name, list(e->index));
       case Expr::Kind::Const: return constantText(*e);
       case Expr::Kind::Acc: return "acc";
+      case Expr::Kind::InBounds:
+      case Expr::Kind::IndexValue: return inlineText(*e);
       case Expr::Kind::Reduce:
         return fmt::format("{} over {}: {}", opInfo(e->op).name, loops(k_.reduceSizes, k_.outer.size()),
                            render(e->args[0], true));

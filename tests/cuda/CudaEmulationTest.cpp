@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "GoldenCases.h"
 #include "HostEmulation.h"
 #include "KernelEval.h"
 #include "ProjectGraphs.h"
@@ -25,6 +26,7 @@
 #include "codegen/cuda/Preamble.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/Lowering.h"
+#include "ir/SizeMath.h"
 #include "passes/PassManager.h"
 #include "runtime/Random.h"
 #include "runtime/reference/Interpreter.h"
@@ -74,9 +76,7 @@ class HostModule {
 };
 
 int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
-  int64_t n = 1;
-  for (const ir::Dim& d : dims) n *= d.isStatic() ? d.size : sizes.at(d.symbol);
-  return n;
+  return ir::checkedExtent(dims, sizes, "a kernel's loops");
 }
 
 /// Runs kernel `k` (emitted as `info`) on random inputs, emulated and
@@ -242,6 +242,26 @@ TEST_P(CudaEmulationCorpus, RandomGraphKernelsMatchTheKernelIR) {
 
 // f64 seeds 1–100, f32 seeds 1–100.
 INSTANTIATE_TEST_SUITE_P(Corpus, CudaEmulationCorpus, ::testing::Range(0, 4));
+
+/// The kernel forms of real models — windows (conv, conv_transpose, pools,
+/// cumsum), indirect and computed indices (gather_nd, resize), iota,
+/// products, the decomposed arg-extrema and normalisations — through the
+/// golden cases that use them, every dtype each accepts.
+TEST(CudaEmulation, ModelOpKernelsMatchTheKernelIR) {
+  const std::vector<std::string> prefixes = {"conv",       "max_pool",   "avg_pool", "cumsum", "gather_nd",
+                                             "resize",     "iota",       "prod",     "argmax", "argmin",
+                                             "batch_norm", "group_norm", "floor",    "ceil",   "round"};
+  std::vector<std::pair<std::string, std::string>> graphs;
+  for (const std::string& name : testing::goldenCaseNames())
+    for (const std::string& p : prefixes)
+      if (name.rfind(p, 0) == 0) {
+        std::ifstream in(testing::kGoldenCases / (name + ".graph"));
+        graphs.emplace_back(name, std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+        break;
+      }
+  ASSERT_GT(graphs.size(), 100u);
+  expectKernelsMatch(graphs, "model-ops");
+}
 
 }  // namespace
 }  // namespace graphc

@@ -163,8 +163,11 @@ inline i64 wrap_index(i64 i, i64 n) {
   if (i < 0) i += n;
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
+inline i64 clamp_index(i64 i, i64 n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
+inline bool in_bounds(i64 i, i64 n) { return i >= 0 && i < n; }
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 struct Sum { template <typename T> T operator()(T a, T b) const { return a + b; } };
+struct Prod { template <typename T> T operator()(T a, T b) const { return a * b; } };
 struct FMax { template <typename T> T operator()(T a, T b) const { return fmaximum(a, b); } };
 struct FMin { template <typename T> T operator()(T a, T b) const { return fminimum(a, b); } };
 struct IMax { template <typename T> T operator()(T a, T b) const { return a > b ? a : b; } };

@@ -1,10 +1,12 @@
 #include "KernelEval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
 
 #include "ir/Diagnostics.h"
+#include "ir/SizeMath.h"
 #include "runtime/reference/ReferenceOps.h"
 
 namespace graphc::difftest {
@@ -41,7 +43,7 @@ class Evaluator {
  private:
   std::vector<int64_t> extents(const std::vector<ir::Dim>& dims) {
     std::vector<int64_t> out;
-    for (const ir::Dim& d : dims) out.push_back(d.isStatic() ? d.size : sizes_.at(d.symbol));
+    for (const ir::Dim& d : dims) out.push_back(ir::checkedValue(d, sizes_, "a kernel's loop"));
     return out;
   }
 
@@ -70,6 +72,7 @@ class Evaluator {
       case Index::Kind::Div: return index(e->lhs) / index(e->rhs);
       case Index::Kind::Mod: return index(e->lhs) % index(e->rhs);
       case Index::Kind::Indirect: return wrapIndex(static_cast<int64_t>(value(e->load)), index(e->rhs));
+      case Index::Kind::Clamp: return std::clamp<int64_t>(index(e->lhs), 0, index(e->rhs) - 1);
     }
     return 0;
   }
@@ -121,6 +124,18 @@ class Evaluator {
         return value(e->args.back());
       }
       case Expr::Kind::Reduce: return runtime::reference::roundTo(e->dtype, reduce(e));
+      case Expr::Kind::InBounds: {
+        for (size_t k = 0; k < e->index.size(); ++k) {
+          const int64_t i = index(e->index[k]);
+          if (i < 0 || i >= index(e->sizes[k])) return 0;
+        }
+        return 1;
+      }
+      case Expr::Kind::IndexValue: {
+        runtime::Tensor t(e->dtype, {});
+        t.setInt(0, index(e->index[0]));
+        return t.getDouble(0);
+      }
       case Expr::Kind::Op: {
         std::vector<double> args;
         for (const ExprPtr& a : e->args) args.push_back(value(a));
@@ -134,7 +149,10 @@ class Evaluator {
     // The reduction binds the inner variables; keep the caller's for after.
     const std::vector<int64_t> saved = vars_;
     std::vector<int64_t> inner = extents(k_.reduceSizes);
-    double acc = e->op == ir::OpId::Amax ? -INFINITY : e->op == ir::OpId::Amin ? INFINITY : 0;
+    double acc = e->op == ir::OpId::Amax   ? -INFINITY
+                 : e->op == ir::OpId::Amin ? INFINITY
+                 : e->op == ir::OpId::Prod ? 1
+                                           : 0;
     int64_t count = 0;
     bool nan = false;
     forEach(inner, k_.outer.size(), [&] {
@@ -144,6 +162,8 @@ class Evaluator {
         acc = std::max(acc, v);
       else if (e->op == ir::OpId::Amin)
         acc = std::min(acc, v);
+      else if (e->op == ir::OpId::Prod)
+        acc *= v;
       else
         acc += v;
       ++count;

@@ -32,6 +32,7 @@ class Generator {
 
   std::string run() {
     const int params = pick(1, 3);
+    params_ = params;
     const Shape base = {pick(1, 4), pick(1, 5)};
     std::string signature;
     for (int k = 0; k < params; ++k) {
@@ -96,6 +97,17 @@ class Generator {
     return fmt::format("[{}]", fmt::join(items, ", "));
   }
 
+  /// A constant [a, b, c] as nested lists.
+  std::string constant3(int64_t a, int64_t b, int64_t c) {
+    std::vector<std::string> outer;
+    for (int64_t i = 0; i < a; ++i) {
+      std::vector<std::string> rows;
+      for (int64_t j = 0; j < b; ++j) rows.push_back(constantList(c));
+      outer.push_back(fmt::format("[{}]", fmt::join(rows, ", ")));
+    }
+    return fmt::format("[{}]", fmt::join(outer, ", "));
+  }
+
   /// Emits one statement (or a few) into `out`, adding its result to `pool`.
   void step(std::string& out, std::vector<Val>& pool, int depth) {
     const Val a = recent(pool);
@@ -106,7 +118,7 @@ class Generator {
       pool.push_back({r, std::move(shape)});
     };
     const int64_t rank = static_cast<int64_t>(a.shape.size());
-    switch (pick(0, 15)) {
+    switch (pick(0, 19)) {
       case 0:
       case 1: {
         static const char* unary[] = {"neg", "abs", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "silu", "erf"};
@@ -308,10 +320,131 @@ class Generator {
         }
         return;
       }
+      case 15: {  // 1-D windows over [N, C, L]: conv, conv_transpose, pools
+        if (rank != 3) break;
+        const int64_t c = a.shape[1], len = a.shape[2];
+        const int64_t k = pick(1, 3), stride = pick(1, 2), pad = pick(0, k / 2);
+        switch (pick(0, 2)) {
+          case 0: {
+            const int64_t groups = c % 2 == 0 && chance(0.5) ? 2 : 1, outC = groups * pick(1, 2);
+            if (len + 2 * pad < k) break;
+            const int64_t o = (len + 2 * pad - k) / stride + 1;
+            out += pad0(depth) + fmt::format("%{}_w = constant() {{value = {}}} : {}\n", r,
+                                             constant3(outC, c / groups, k), type({outC, c / groups, k}));
+            emit(fmt::format("%{} = conv(%{}, %{}_w) {{stride = [{}], padding = [{}, {}], groups = {}}}", r, a.name, r,
+                             stride, pad, pad, groups),
+                 {a.shape[0], outC, o});
+            return;
+          }
+          case 1: {
+            const int64_t outC = pick(1, 3);
+            const int64_t o = (len - 1) * stride - 2 * pad + k;
+            if (o < 1) break;
+            out += pad0(depth) + fmt::format("%{}_w = constant() {{value = {}}} : {}\n", r, constant3(c, outC, k),
+                                             type({c, outC, k}));
+            emit(fmt::format("%{} = conv_transpose(%{}, %{}_w) {{stride = [{}], padding = [{}, {}]}}", r, a.name, r,
+                             stride, pad, pad),
+                 {a.shape[0], outC, o});
+            return;
+          }
+          default: {
+            const bool ceil = chance(0.5);
+            int64_t span = len + 2 * pad - k;
+            if (span < 0) break;
+            int64_t o = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+            if (ceil && (o - 1) * stride >= len + pad) --o;
+            emit(fmt::format("%{} = {}(%{}) {{kernel = [{}], stride = [{}], padding = [{}, {}], ceil_mode = {}}}", r,
+                             chance(0.5) ? "max_pool" : "avg_pool", a.name, k, stride, pad, pad, ceil),
+                 {a.shape[0], c, o});
+            return;
+          }
+        }
+        break;
+      }
+      case 16: {  // scans and products along a dim
+        if (rank == 0) break;
+        const int64_t d = pick(0, rank - 1);
+        if (chance(0.5)) {
+          emit(fmt::format("%{} = cumsum(%{}) {{dim = {}, exclusive = {}, reverse = {}}}", r, a.name, d, chance(0.3),
+                           chance(0.3)),
+               a.shape);
+        } else {
+          Shape s = a.shape;
+          s[d] = 1;
+          emit(fmt::format("%{} = prod(%{}) {{dims = [{}], keepdim = true}}", r, a.name, d), s);
+        }
+        return;
+      }
+      case 17: {  // steps (floor, ceil, round, argmax) of a parameter: its values are exact on every backend
+        const Val& p = pool[static_cast<size_t>(pick(0, params_ - 1))];
+        const int64_t prank = static_cast<int64_t>(p.shape.size());
+        if (chance(0.5) || prank == 0) {
+          static const char* steps[] = {"floor", "ceil", "round"};
+          out += pad0(depth) + fmt::format("%{}_x = mul(%{}, 2.5)\n", r, p.name);
+          emit(fmt::format("%{} = {}(%{}_x)", r, steps[pick(0, 2)], r), p.shape);
+        } else {
+          const int64_t d = pick(0, prank - 1);
+          Shape s = p.shape;
+          s.erase(s.begin() + d);
+          out += pad0(depth) +
+                 fmt::format("%{}_i = {}(%{}) {{dim = {}}}\n", r, chance(0.5) ? "argmax" : "argmin", p.name, d);
+          emit(fmt::format("%{} = cast(%{}_i) {{dtype = {}}}", r, r, dtype_), s);
+        }
+        return;
+      }
+      case 18: {  // normalisations over [N, C, ...]
+        if (rank < 2) break;
+        const int64_t c = a.shape[1];
+        out += pad0(depth) + fmt::format("%{}_w = constant() {{value = {}}} : {}\n", r, constantList(c), type({c}));
+        out += pad0(depth) + fmt::format("%{}_b = constant() {{value = {}}} : {}\n", r, constantList(c), type({c}));
+        if (chance(0.5)) {
+          out += pad0(depth) + fmt::format("%{}_v = full() {{value = 0.5}} : {}\n", r, type({c}));
+          emit(fmt::format("%{} = batch_norm(%{}, %{}_b, %{}_v, %{}_w, %{}_b)", r, a.name, r, r, r, r), a.shape);
+        } else {
+          emit(fmt::format("%{} = group_norm(%{}, %{}_w, %{}_b) {{groups = {}}}", r, a.name, r, r,
+                           c % 2 == 0 && chance(0.5) ? 2 : 1),
+               a.shape);
+        }
+        return;
+      }
+      case 19: {  // computed indices: gather_nd, resize, iota
+        if (rank == 0) break;
+        switch (pick(0, 2)) {
+          case 0: {
+            const int64_t n = pick(1, 3);
+            std::vector<std::string> items;
+            for (int64_t k = 0; k < n; ++k) items.push_back(fmt::format("[{}]", pick(-a.shape[0], a.shape[0] - 1)));
+            out += pad0(depth) +
+                   fmt::format("%{}_i = constant() {{value = [{}]}} : i64[{}, 1]\n", r, fmt::join(items, ", "), n);
+            Shape s = a.shape;
+            s[0] = n;
+            emit(fmt::format("%{} = gather_nd(%{}, %{}_i)", r, a.name, r), s);
+            return;
+          }
+          case 1: {
+            Shape s = a.shape;
+            s.back() = pick(1, 2 * s.back());
+            const bool linear = chance(0.5);
+            emit(fmt::format("%{} = resize(%{}) {{size = {}, mode = \"{}\", coordinates = \"{}\"}}", r, a.name,
+                             shapeText(s), linear ? "linear" : "nearest", chance(0.5) ? "half_pixel" : "asymmetric"),
+                 s);
+            return;
+          }
+          default: {
+            const int64_t d = pick(0, rank - 1);
+            out += pad0(depth) +
+                   fmt::format("%{}_i = iota() {{dim = {}, start = 0.5, step = -0.25}} : {}\n", r, d, type(a.shape));
+            emit(fmt::format("%{} = add(%{}, %{}_i)", r, a.name, r), a.shape);
+            return;
+          }
+        }
+      }
       default: break;
     }
     stepPointwise(out, pool, depth);  // the op did not fit `a`: fall back to a pointwise one
   }
+
+  static std::string pad0(int depth) { return std::string(static_cast<size_t>(depth) * 2, ' '); }
 
   /// A pointwise statement only (cond branches use these).
   void stepPointwise(std::string& out, std::vector<Val>& pool, int depth) {
@@ -331,6 +464,7 @@ class Generator {
   std::vector<Val> pool_;
   std::string body_;
   int next_ = 0;
+  int params_ = 1;
 };
 
 }  // namespace

@@ -361,7 +361,7 @@ TEST(DebugDumpTest, TheMlpDumpHoldsEveryPassAndKernelAndReparses) {
   std::vector<fs::path> files = filesUnder(exe.dumpDir());
   auto has = [&](const std::string& f) { return std::find(files.begin(), files.end(), fs::path(f)) != files.end(); };
   EXPECT_TRUE(has("00_captured.graph"));
-  EXPECT_TRUE(has("09_after_fuse.graph"));
+  EXPECT_TRUE(has("10_after_fuse.graph"));
   EXPECT_TRUE(has("buffers.txt"));
   for (const char* k : {"k0_linear_relu", "k1_linear", "k2_amax_sub_exp_sum_div"}) {
     EXPECT_TRUE(has(fmt::format("kernels/{}.kernel", k))) << k;
@@ -376,7 +376,7 @@ TEST(DebugDumpTest, TheMlpDumpHoldsEveryPassAndKernelAndReparses) {
     auto m = frontend::parseFile((fs::path(exe.dumpDir()) / f).string(), diags);
     ASSERT_TRUE(m) << f << " does not re-parse";
   }
-  EXPECT_EQ(graphs, 10);  // captured + the 9 passes of the default pipeline
+  EXPECT_EQ(graphs, 11);  // captured + the 10 passes of the default pipeline
   std::ifstream ll(fs::path(exe.dumpDir()) / "kernels/k0_linear_relu.ll");
   std::string first;
   std::getline(ll, first);
