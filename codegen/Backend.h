@@ -49,6 +49,9 @@ struct CompileOptions {
   /// Where to write this compile's debug dump; empty: $GRAPHC_DEBUG_DIR if
   /// set, else no dump.
   std::string dumpDir;
+  /// Text dumps (--emit=graph, debug dumps) print dense constants in full
+  /// instead of eliding those above 16 elements.
+  bool printWeights = false;
   /// cuda: sm_80, sm_90 (empty: the device's); how GEMMs are computed.
   std::string arch;
   MatmulImpl matmul = MatmulImpl::Generated;

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "ir/Half.h"
 
 namespace graphc::ir {
 
@@ -55,6 +59,75 @@ Attribute Attribute::ofInts(const std::vector<int64_t>& v) {
   return ofList(std::move(items));
 }
 
+Attribute Attribute::ofDense(DType dtype, std::vector<int64_t> shape, std::shared_ptr<const void> owner,
+                             const std::byte* data, size_t nbytes) {
+  auto d = std::make_shared<DenseElements>();
+  d->dtype = dtype;
+  d->shape = std::move(shape);
+  d->owner = std::move(owner);
+  d->data = data;
+  d->nbytes = nbytes;
+  if (static_cast<size_t>(d->numel()) * static_cast<size_t>(dtypeSize(dtype)) != nbytes)
+    throw std::logic_error("Attribute::ofDense: byte count does not match the shape");
+  Attribute a;
+  a.kind = Kind::Dense;
+  a.dense = std::move(d);
+  return a;
+}
+
+int64_t DenseElements::numel() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+Attribute DenseElements::element(int64_t i) const {
+  const std::byte* p = data + i * dtypeSize(dtype);
+  auto load = [&]<typename T>(T) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  switch (dtype) {
+    case DType::F16: return Attribute::ofFloat(f16ToFloat(load(uint16_t{})));
+    case DType::BF16: return Attribute::ofFloat(bf16ToFloat(load(uint16_t{})));
+    case DType::F32: return Attribute::ofFloat(load(float{}));
+    case DType::F64: return Attribute::ofFloat(load(double{}));
+    case DType::I8: return Attribute::ofInt(load(int8_t{}));
+    case DType::I32: return Attribute::ofInt(load(int32_t{}));
+    case DType::I64: return Attribute::ofInt(load(int64_t{}));
+    case DType::Bool: return Attribute::ofBool(load(uint8_t{}) != 0);
+  }
+  return {};
+}
+
+bool DenseElements::isSplat() const {
+  const size_t width = static_cast<size_t>(dtypeSize(dtype));
+  for (size_t at = width; at < nbytes; at += width)
+    if (std::memcmp(data, data + at, width) != 0) return false;
+  return true;
+}
+
+std::optional<Attribute> firstElement(const Attribute& a) {
+  const Attribute* p = &a;
+  while (p->kind == Attribute::Kind::List) {
+    if (p->list.empty()) return std::nullopt;
+    p = &p->list[0];
+  }
+  if (p->kind != Attribute::Kind::Dense) return *p;
+  if (p->dense->numel() == 0) return std::nullopt;
+  return p->dense->element(0);
+}
+
+bool Attribute::operator==(const Attribute& o) const {
+  if (kind != o.kind || i != o.i || b != o.b || dtype != o.dtype || s != o.s || list != o.list) return false;
+  if (!(f == o.f || (std::isnan(f) && std::isnan(o.f)))) return false;
+  if (dense == o.dense) return true;
+  if (!dense || !o.dense) return false;
+  return dense->dtype == o.dense->dtype && dense->shape == o.dense->shape && dense->nbytes == o.dense->nbytes &&
+         std::memcmp(dense->data, o.dense->data, dense->nbytes) == 0;
+}
+
 double Attribute::asDouble() const {
   switch (kind) {
     case Kind::Int: return static_cast<double>(i);
@@ -95,6 +168,7 @@ std::string kindName(Attribute::Kind k) {
     case Attribute::Kind::DType: return "dtype";
     case Attribute::Kind::Symbol: return "symbol";
     case Attribute::Kind::List: return "list";
+    case Attribute::Kind::Dense: return "dense";
   }
   return "?";
 }
@@ -127,7 +201,7 @@ std::string quoted(const std::string& s) {
 }
 }  // namespace
 
-std::string toString(const Attribute& a) {
+std::string toString(const Attribute& a, const AttributeTextOptions& options) {
   switch (a.kind) {
     case Attribute::Kind::Int: return std::to_string(a.i);
     case Attribute::Kind::Float: return floatText(a.f);
@@ -139,9 +213,22 @@ std::string toString(const Attribute& a) {
       std::string out = "[";
       for (size_t k = 0; k < a.list.size(); ++k) {
         if (k) out += ", ";
-        out += toString(a.list[k]);
+        out += toString(a.list[k], options);
       }
       return out + "]";
+    }
+    case Attribute::Kind::Dense: {
+      const DenseElements& d = *a.dense;
+      std::string out = fmt::format("dense<{}[{}], ", dtypeName(d.dtype), fmt::join(d.shape, ", "));
+      if (options.elideDenseAbove >= 0 && d.numel() > options.elideDenseAbove) return out + "__elided__>";
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      out.reserve(out.size() + 2 * d.nbytes + 6);
+      out += "\"0x";
+      for (std::byte c : d.bytes()) {
+        out += kHex[static_cast<unsigned>(c) >> 4];
+        out += kHex[static_cast<unsigned>(c) & 15];
+      }
+      return out + "\">";
     }
   }
   return "";

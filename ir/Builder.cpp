@@ -59,6 +59,10 @@ std::optional<double> splatValue(const Value* v) {
   const Node* n = v->definingNode();
   if (!n || (n->op != OpId::Constant && n->op != OpId::Full)) return std::nullopt;
   const Attribute& value = *n->attrs.find("value");
+  if (value.kind == Attribute::Kind::Dense) {
+    if (value.dense->numel() == 0 || !value.dense->isSplat()) return std::nullopt;
+    return value.dense->element(0).asDouble();
+  }
   const Attribute* first = nullptr;
   if (!allLeavesEqual(value, first) || !first) return std::nullopt;
   return first->asDouble();

@@ -107,7 +107,7 @@ std::string_view attrKindName(AttrKind k) {
     case AttrKind::DType: return "a dtype";
     case AttrKind::Ints: return "a list of integers";
     case AttrKind::Dims: return "a list of sizes (integers or symbols)";
-    case AttrKind::Value: return "a number, a bool or a nested list of them";
+    case AttrKind::Value: return "a number, a bool, a nested list of them or a dense value";
   }
   return "?";
 }
@@ -131,7 +131,7 @@ bool attrMatches(const Attribute& a, AttrKind k) {
       for (const Attribute& item : a.list)
         if (item.kind != K::Int && item.kind != K::Symbol) return false;
       return true;
-    case AttrKind::Value: return isNestedNumberList(a);
+    case AttrKind::Value: return isNestedNumberList(a) || a.kind == K::Dense;
   }
   return false;
 }

@@ -54,6 +54,7 @@ class RegionNames {
 
 class Printer {
  public:
+  explicit Printer(const AttributeTextOptions& options) : options_(options) {}
   std::string out;
 
   void graph(const Graph& g) {
@@ -68,6 +69,8 @@ class Printer {
   }
 
  private:
+  AttributeTextOptions options_;
+
   void params(const Region& r, const RegionNames& names) {
     for (size_t k = 0; k < r.params().size(); ++k) {
       const Value* p = r.param(k);
@@ -95,7 +98,7 @@ class Printer {
       out += " {";
       bool first = true;
       for (const auto& [name, value] : n.attrs) {
-        out += fmt::format("{}{} = {}", first ? "" : ", ", name, toString(value));
+        out += fmt::format("{}{} = {}", first ? "" : ", ", name, toString(value, options_));
         first = false;
       }
       out += "}";
@@ -119,17 +122,17 @@ class Printer {
 
 std::unordered_map<const Value*, std::string> valueNames(const Region& r) { return RegionNames(r).all(); }
 
-std::string print(const Graph& g) {
-  Printer p;
+std::string print(const Graph& g, const AttributeTextOptions& options) {
+  Printer p(options);
   p.graph(g);
   return p.out;
 }
 
-std::string print(const Module& m) {
+std::string print(const Module& m, const AttributeTextOptions& options) {
   std::string out;
   for (size_t k = 0; k < m.graphs.size(); ++k) {
     if (k) out += "\n";
-    out += print(*m.graphs[k]);
+    out += print(*m.graphs[k], options);
   }
   return out;
 }

@@ -823,6 +823,13 @@ std::string valueFitsDType(const OpInfo& op, const Attribute& value, DType t) {
 
 TypeRuleResult constant(const OpInfo& op, const TypeRuleInput& in) {
   const Attribute& value = *in.attrs.find("value");
+  if (value.kind == Attribute::Kind::Dense) {  // the bytes say their type
+    const DenseElements& d = *value.dense;
+    if (in.declared && in.declared->size() == 1 && (*in.declared)[0].dtype != d.dtype)
+      return fail(
+          fmt::format("'constant' holds {} elements but is declared {}", dt(d.dtype), dt((*in.declared)[0].dtype)));
+    return one(TensorType{d.dtype, staticShape(d.shape)});
+  }
   std::vector<int64_t> sizes = nestedSizes(value);
   if (!isRectangular(value, 0, sizes)) return fail("'constant' value is a ragged nested list");
   DType t;
@@ -842,7 +849,8 @@ TypeRuleResult full(const OpInfo& op, const TypeRuleInput& in) {
     return fail("'full' needs its result type, e.g. `%z = full() {value = 0.0} : f32[4, 4]`");
   const TensorType& t = (*in.declared)[0];
   const Attribute& value = *in.attrs.find("value");
-  if (value.kind == Attribute::Kind::List) return fail("'full' takes a scalar value (use constant for a list)");
+  if (value.kind == Attribute::Kind::List || value.kind == Attribute::Kind::Dense)
+    return fail("'full' takes a scalar value (use constant for a list)");
   if (auto e = valueFitsDType(op, value, t.dtype); !e.empty()) return fail(e);
   return one(t);
 }

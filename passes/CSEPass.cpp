@@ -5,8 +5,13 @@
 // regions structurally is not worth it for the graphs seen so far. The
 // duplicate stays behind, unused, for dce.
 // Changed: some use was redirected.
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <string_view>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "passes/Passes.h"
 
@@ -15,25 +20,39 @@ namespace graphc::passes {
 namespace {
 
 /// A node's identity for CSE. Operands compare by pointer (values are unique
-/// within the region); attributes and types by their text form.
+/// within the region); attributes and types by their text form, except that
+/// dense values (weights, possibly megabytes) enter by a hash of their bytes
+/// and nodes with equal keys are then compared attribute by attribute.
 using NodeKey = std::tuple<ir::OpId, std::vector<const ir::Value*>, std::string>;
+
+std::string attributeKey(const ir::Attribute& a) {
+  if (a.kind != ir::Attribute::Kind::Dense) return ir::toString(a);
+  const auto bytes = a.dense->bytes();
+  const size_t hash =
+      std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return fmt::format("{}#{:x}", ir::toString(a, {.elideDenseAbove = 0}), hash);
+}
 
 NodeKey keyOf(const ir::Node& n) {
   std::string extra;
-  for (const auto& [name, value] : n.attrs) extra += name + "=" + ir::toString(value) + ";";
+  for (const auto& [name, value] : n.attrs) extra += name + "=" + attributeKey(value) + ";";
   for (const auto& v : n.results()) extra += ir::toString(v->type) + ";";
   return {n.op, {n.operands.begin(), n.operands.end()}, extra};
 }
 
 bool cseRegion(ir::Region& r) {
   bool changed = false;
-  std::map<NodeKey, ir::Node*> seen;
+  std::map<NodeKey, std::vector<ir::Node*>> seen;
   for (const auto& n : r.nodes()) {
     for (const auto& region : n->regions()) changed |= cseRegion(*region);
     if (!n->regions().empty()) continue;
-    auto [it, fresh] = seen.emplace(keyOf(*n), n.get());
-    if (fresh) continue;
-    for (size_t k = 0; k < n->numResults(); ++k) r.replaceAllUses(n->result(k), it->second->result(k));
+    std::vector<ir::Node*>& same = seen[keyOf(*n)];
+    auto earlier = std::find_if(same.begin(), same.end(), [&](const ir::Node* e) { return e->attrs == n->attrs; });
+    if (earlier == same.end()) {
+      same.push_back(n.get());
+      continue;
+    }
+    for (size_t k = 0; k < n->numResults(); ++k) r.replaceAllUses(n->result(k), (*earlier)->result(k));
     changed = true;
   }
   return changed;

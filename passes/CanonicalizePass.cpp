@@ -144,7 +144,7 @@ class Canonicalizer {
     OpId op;
     if (n.op == OpId::Constant && n.result()->type.rank() > 0 && splatValue(n.result())) {
       op = OpId::Full;
-      attrs.set("value", leafOf(*n.attrs.find("value")));
+      attrs.set("value", *ir::firstElement(*n.attrs.find("value")));  // a splat has one
     } else if (n.op == OpId::Expand && producer && producer->op == OpId::Full) {
       op = OpId::Full;
       attrs = producer->attrs;
@@ -166,12 +166,6 @@ class Canonicalizer {
     ir::Node* fresh = insertNode(region_, pos, op, operands, attrs, {n.result()->type}, n.loc);
     region_.replaceAllUses(n.result(), fresh->result());
     return true;
-  }
-
-  static ir::Attribute leafOf(const ir::Attribute& a) {
-    const ir::Attribute* p = &a;
-    while (p->kind == ir::Attribute::Kind::List) p = &p->list[0];
-    return *p;
   }
 
   bool fold(ir::Node& n, size_t pos) {

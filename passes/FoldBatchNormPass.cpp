@@ -35,8 +35,7 @@ bool foldOne(ir::Region& r, size_t pos) {
   ir::Node& bn = *r.nodes()[pos];
   if (bn.op != OpId::BatchNorm) return false;
   ir::Node* conv = bn.operands[0]->definingNode();
-  if (!conv || (conv->op != OpId::Conv && conv->op != OpId::ConvTranspose) ||
-      !usedOnlyBy(r, bn.operands[0], bn))
+  if (!conv || (conv->op != OpId::Conv && conv->op != OpId::ConvTranspose) || !usedOnlyBy(r, bn.operands[0], bn))
     return false;
   std::vector<runtime::Tensor> stats;  // mean, var, weight, bias
   for (size_t k = 1; k < 5; ++k) {

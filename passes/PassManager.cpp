@@ -18,10 +18,13 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
       std::fputs(text.c_str(), stderr);
   };
   std::vector<std::pair<std::string_view, double>> timings;
-  // The text form is the structural hash: equal text, equal graph.
-  const bool keepBefore = options_.verifyEach || options_.checkChangedFlag;
+  const ir::AttributeTextOptions text = ir::dumpTextOptions(options_.printWeights);
   for (const auto& pass : passes_) {
-    const std::string before = keepBefore ? ir::print(m) : std::string();
+    // What the verifier prints should the pass break an invariant: a clone,
+    // which shares the weights, so keeping it costs a walk of the nodes.
+    std::unique_ptr<ir::Module> before = options_.verifyEach ? ir::clone(m) : nullptr;
+    // The full text form is the structural hash: equal text, equal graph.
+    const std::string beforeText = options_.checkChangedFlag ? ir::print(m) : std::string();
     const auto start = std::chrono::steady_clock::now();
     bool changed = false;
     for (const auto& g : m.graphs) {
@@ -34,20 +37,21 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
     }
     timings.emplace_back(pass->name(),
                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    if (!changed && options_.checkChangedFlag && ir::print(m) != before) {
+    if (!changed && options_.checkChangedFlag && ir::print(m) != beforeText) {
       diags.error({}, fmt::format("pass '{}' reported no change but changed the IR", pass->name()));
       return false;
     }
     if (changed && options_.verifyEach) {
       if (!ir::verify(m, diags)) {
         diags.error({}, fmt::format("the IR after pass '{}' is invalid: the pass broke an invariant", pass->name()));
-        dump(fmt::format("// ----- IR before {} (which broke an invariant) -----\n{}", pass->name(), before));
+        dump(fmt::format("// ----- IR before {} (which broke an invariant) -----\n{}", pass->name(),
+                         ir::print(*before, text)));
         return false;
       }
     }
     const bool wanted = options_.printAfterAll || options_.printAfter.count(std::string(pass->name())) ||
                         (options_.printAfterChange && changed);
-    if (wanted) dump(fmt::format("// ----- IR after {} -----\n{}", pass->name(), ir::print(m)));
+    if (wanted) dump(fmt::format("// ----- IR after {} -----\n{}", pass->name(), ir::print(m, text)));
     if (afterPass) afterPass(*pass, m, changed);
   }
   if (options_.timePasses) {

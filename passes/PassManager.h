@@ -1,6 +1,8 @@
 // Runs a list of passes over every graph of a module, verifying after each
-// pass that changed something (--verify-each, on by default) and printing
-// IR dumps with one banner per pass:
+// pass that changed something (--verify-each, on by default; it keeps a
+// clone of the module from before the pass, weights shared, and prints it
+// only when the verifier fails) and printing IR dumps with one banner per
+// pass:
 //
 //   // ----- IR after cse -----
 #pragma once
@@ -19,6 +21,9 @@ struct PassManagerOptions {
   bool printAfterChange = false;     // only passes that changed something
   std::set<std::string> printAfter;  // --print-ir-after=PASS
   bool timePasses = false;           // --time-passes: a table of wall times at the end
+  /// Dumps elide dense constants above 16 elements unless this is set
+  /// (--print-weights).
+  bool printWeights = false;
   /// Compares a structural hash of the IR before and after each pass that
   /// says it changed nothing, and fails the pipeline when it did (XLA's
   /// check). On in debug builds.
@@ -51,7 +56,8 @@ class PassManager {
 };
 
 /// The default pipeline, in order (docs/passes.md): verify, infer-types,
-/// canonicalize, cond-fold, cond-to-select, decompose, cse, dce, fuse.
+/// canonicalize, fold-batch-norm, cond-fold, cond-to-select, decompose, cse,
+/// dce, fuse.
 void addDefaultPipeline(PassManager& pm);
 
 /// Adds the comma-separated passes of `spec` ("cse,dce"); reports an unknown

@@ -7,10 +7,14 @@
 #include <fmt/format.h>
 
 #include "ir/Diagnostics.h"
+#include "ir/Half.h"
 #include "ir/SizeMath.h"
-#include "runtime/Half.h"
 
 namespace graphc::runtime {
+using ir::bf16ToFloat;
+using ir::f16ToFloat;
+using ir::floatToBf16;
+using ir::floatToF16;
 
 int64_t checkedNumel(const std::vector<int64_t>& shape) {
   if (std::optional<int64_t> n = ir::productOf(shape)) return *n;

@@ -29,6 +29,10 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel_ * ir::dtypeSize(dtype_)); }
   ir::TensorType type() const { return {dtype_, ir::staticShape(shape_)}; }
 
+  /// What keeps the data alive, for views that outlive this handle (a
+  /// dense constant made from the tensor).
+  std::shared_ptr<const void> storageOwner() const { return storage_; }
+
   std::byte* data() { return storage_.get(); }
   const std::byte* data() const { return storage_.get(); }
   template <typename T>

@@ -11,9 +11,9 @@
 #include "codegen/StepPlan.h"
 #include "codegen/cpu/Jit.h"
 #include "codegen/kernel/KernelIR.h"
+#include "ir/Half.h"
 #include "ir/Printer.h"
 #include "ir/SizeMath.h"
-#include "runtime/Half.h"
 #include "runtime/cpu/Eigh.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/ThreadPool.h"
@@ -178,9 +178,9 @@ class Binder {
 void widen(const Tensor& t, std::vector<float>& out) {
   const auto* bits = t.as<uint16_t>();
   if (t.dtype() == ir::DType::F16)
-    for (size_t i = 0; i < out.size(); ++i) out[i] = runtime::f16ToFloat(bits[i]);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = ir::f16ToFloat(bits[i]);
   else
-    for (size_t i = 0; i < out.size(); ++i) out[i] = runtime::bf16ToFloat(bits[i]);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = ir::bf16ToFloat(bits[i]);
 }
 
 void execute(BoundRegion& region, runtime::ThreadPool& pool, const runtime::RunOptions& options);

@@ -112,7 +112,7 @@ class Emitter {
 
   llvm::Value* bf16ToFloat(llvm::Value* bits16);
 
-  /// Round to nearest even, NaN kept quiet (runtime/Half.h's floatToBf16).
+  /// Round to nearest even, NaN kept quiet (ir/Half.h's floatToBf16).
   llvm::Value* floatToBf16Bits(llvm::Value* f);
 
   /// A computed value rounded to what its dtype holds.

@@ -12,7 +12,7 @@ typedef unsigned long long u64;
 namespace gc {
 
 // f16 through PTX cvt; bf16 in software, rounding to nearest even with NaN
-// kept quiet (bit-identical to the cpu backend and runtime/Half.h).
+// kept quiet (bit-identical to the cpu backend and ir/Half.h).
 __device__ __forceinline__ float f16_to_f32(unsigned short h) {
   float r;
   asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));

@@ -134,8 +134,7 @@ ExprPtr Lowerer::resized(const Node& n, const Indices& idx) {
     ExprPtr hiIndex = opOf(OpId::Minimum, DType::I64,
                            {opOf(OpId::Add, DType::I64, {loIndex, constantOf(DType::I64, 1)}),
                             constantOf(DType::I64, static_cast<double>(size - 1))});
-    taps.push_back({d, Index::indirect(loIndex, in[d]), Index::indirect(hiIndex, in[d]),
-                    opOf(OpId::Sub, f, {c, lo})});
+    taps.push_back({d, Index::indirect(loIndex, in[d]), Index::indirect(hiIndex, in[d]), opOf(OpId::Sub, f, {c, lo})});
   }
   ExprPtr sum;
   for (uint64_t corner = 0; corner < (uint64_t{1} << taps.size()); ++corner) {

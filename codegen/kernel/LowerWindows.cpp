@@ -277,8 +277,8 @@ ExprPtr Lowerer::cumulativeSum(const Node& n) {
   Indices xIdx = rank == 0 ? Indices{} : o;
   if (rank > 0) xIdx[d] = j;
   const DType t = n.result()->type.dtype, acc = isFloat(t) ? accumulationType(t) : t;
-  ExprPtr term = whereOf(inBounds({distance}, {Index::dim(windowLoops(n)[0])}), castTo(eval(x, xIdx), acc),
-                         constantOf(acc, 0));
+  ExprPtr term =
+      whereOf(inBounds({distance}, {Index::dim(windowLoops(n)[0])}), castTo(eval(x, xIdx), acc), constantOf(acc, 0));
   auto sum = std::make_shared<Expr>();
   sum->kind = Expr::Kind::Reduce;
   sum->op = OpId::Sum;

@@ -344,8 +344,9 @@ ExprPtr Lowerer::compute(const Value* v, const Indices& idx) {
   const Node& n = *v->definingNode();
   const Shape& shape = v->type.shape;
   if (n.op == OpId::Constant || n.op == OpId::Full) {
-    const Attribute* value = n.attrs.find("value");
-    while (value->kind == Attribute::Kind::List) value = &value->list[0];  // scalars only reach here
+    // Only scalars and splats reach here (other constants are buffers).
+    const std::optional<Attribute> value = firstElement(*n.attrs.find("value"));
+    if (!value) throw Error("kernel IR: an empty constant read as a scalar");
     e->kind = Expr::Kind::Const;
     if (isFloat(e->dtype))
       e->value = value->asDouble();

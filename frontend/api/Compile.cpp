@@ -184,7 +184,7 @@ std::string emit(const Graph& graph, std::string_view kind, const CompileOptions
       }
     }
     if (kind == "graph") {
-      out = ir::print(*p.module);
+      out = ir::print(*p.module, ir::dumpTextOptions(options.printWeights));
       if (p.backend.runsPipeline())
         for (const auto& g : p.module->graphs) out += codegen::describe(codegen::assignBuffers(*g));
     }

@@ -61,10 +61,10 @@ void DebugDump::write(std::string_view relative, std::string_view text) {
   if (ec || !out) throw ir::Error(fmt::format("{}: cannot write the dump file", p.string()));
 }
 
-void DebugDump::captured(const ir::Module& m) { write("00_captured.graph", ir::print(m)); }
+void DebugDump::captured(const ir::Module& m) { write("00_captured.graph", ir::print(m, ir::dumpTextOptions())); }
 
 void DebugDump::afterPass(std::string_view pass, const ir::Module& m) {
-  write(fmt::format("{:02}_after_{}.graph", ++passIndex_, pass), ir::print(m));
+  write(fmt::format("{:02}_after_{}.graph", ++passIndex_, pass), ir::print(m, ir::dumpTextOptions()));
 }
 
 void DebugDump::kernels(const ir::Graph& g) {

@@ -5,6 +5,7 @@
 #include "frontend/api/Tracer.h"
 
 #include <atomic>
+#include <cstring>
 #include <map>
 
 #include <fmt/format.h>
@@ -382,7 +383,15 @@ TracedTensor unsqueeze(TracedTensor x, int64_t dim, SourceLocation loc) {
 
 TracedTensor constant(const Tensor& value, SourceLocation loc) {
   ir::AttrMap a;
-  a.set("value", runtime::tensorAttribute(value));
+  // Small values as numbers; weights as dense bytes of a copy, so the
+  // caller's tensor stays theirs to change.
+  if (value.numel() <= 16) {
+    a.set("value", runtime::tensorAttribute(value));
+  } else {
+    runtime::Tensor copy(value.dtype(), value.shape());
+    std::memcpy(copy.data(), value.data(), value.nbytes());
+    a.set("value", runtime::denseAttribute(copy));
+  }
   std::vector<ir::TensorType> declared{value.type()};
   return emit(ir::OpId::Constant, {}, std::move(a), loc, &declared).front();
 }

@@ -92,10 +92,11 @@ std::vector<int64_t> weightKernel(NodeContext& c, const ir::Value* weight) {
   if (weight->type.rank() < 3 || !weight->type.isStatic())
     c.fail(fmt::format("the weight must be a static [M, C/group, k1, ...], got {}", ir::toString(weight->type)));
   std::vector<int64_t> fromWeight;
-  for (int64_t d = 2; d < weight->type.rank(); ++d) fromWeight.push_back(weight->type.shape[static_cast<size_t>(d)].size);
+  for (int64_t d = 2; d < weight->type.rank(); ++d)
+    fromWeight.push_back(weight->type.shape[static_cast<size_t>(d)].size);
   if (auto k = c.intsAttr("kernel_shape"); k && *k != fromWeight)
-    c.fail(fmt::format("'kernel_shape' [{}] differs from the weight {}", fmt::join(*k, ", "),
-                       ir::toString(weight->type)));
+    c.fail(
+        fmt::format("'kernel_shape' [{}] differs from the weight {}", fmt::join(*k, ", "), ir::toString(weight->type)));
   return fromWeight;
 }
 
@@ -122,7 +123,8 @@ void convTranspose(NodeContext& c) {
   const std::vector<int64_t> in = spatialSizes(c, x);
   const std::vector<int64_t> kernel = weightKernel(c, w);
   const size_t spatial = in.size();
-  if (kernel.size() != spatial) c.fail(fmt::format("the kernel has {} dims for {} spatial dims", kernel.size(), spatial));
+  if (kernel.size() != spatial)
+    c.fail(fmt::format("the kernel has {} dims for {} spatial dims", kernel.size(), spatial));
   Window window;
   window.kernel = kernel;
   window.stride = perDim(c, "strides", spatial, 1);
@@ -132,7 +134,8 @@ void convTranspose(NodeContext& c) {
     if (window.stride[k] < 1 || window.dilation[k] < 1) c.fail("strides and dilations must be at least 1");
   const std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
   std::optional<std::vector<int64_t>> outputShape = c.intsAttr("output_shape");
-  if (outputShape && outputShape->size() == spatial + 2) outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
+  if (outputShape && outputShape->size() == spatial + 2)
+    outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
   if (!outputShape && (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")) {
     outputShape.emplace();
     for (size_t k = 0; k < spatial; ++k) outputShape->push_back(checkedMul(c, in[k], window.stride[k]));

@@ -25,6 +25,8 @@ std::string_view describe(Tok t) {
     case Tok::Equal: return "'='";
     case Tok::Arrow: return "'->'";
     case Tok::Star: return "'*'";
+    case Tok::Less: return "'<'";
+    case Tok::Greater: return "'>'";
   }
   return "?";
 }
@@ -83,6 +85,8 @@ Token Lexer::next() {
     case ':': return single(Tok::Colon);
     case '=': return single(Tok::Equal);
     case '*': return single(Tok::Star);
+    case '<': return single(Tok::Less);
+    case '>': return single(Tok::Greater);
     case '"': return string(t);
     default: break;
   }

@@ -31,6 +31,8 @@ enum class Tok {
   Equal,
   Arrow,
   Star,  // '*' in a symbolic size: 4*B
+  Less,  // '<' and '>' around a dense value: dense<f32[2], "0x...">
+  Greater,
 };
 
 struct Token {

@@ -214,6 +214,42 @@ class Parser {
     return d.isStatic() ? Attribute::ofInt(d.size) : Attribute::ofSymbol(ir::toString(d));
   }
 
+  /// `dense<f32[2, 2], "0x0000803F...">`: a constant's elements as the hex
+  /// of their little-endian bytes (after `dense`).
+  Attribute dense(const Token& keyword) {
+    expect(Tok::Less, "'<' after 'dense'");
+    const TensorType t = type();
+    if (!t.isStatic()) fail(loc(keyword), "a dense value needs a static shape");
+    expect(Tok::Comma, "',' after the dense value's type");
+    if (tok_.kind == Tok::Ident && tok_.text == "__elided__")
+      fail(loc(),
+           "this dense value was elided when the IR was printed (print it with --print-weights to get text "
+           "that parses)");
+    const Token hex = expect(Tok::String, "the dense value's bytes as a \"0x...\" string");
+    expect(Tok::Greater, "'>' after the dense value");
+    std::vector<int64_t> sizes;
+    for (const Dim& d : t.shape) sizes.push_back(d.size);
+    if (hex.text.size() < 2 || hex.text.compare(0, 2, "0x") != 0)
+      fail(loc(hex), "a dense value's bytes are written \"0x\" then two hex digits a byte");
+    // Compared by division: the type's byte count may not fit in 64 bits.
+    const uint64_t digits = hex.text.size() - 2, width = static_cast<uint64_t>(dtypeSize(t.dtype));
+    const uint64_t nbytes = digits / 2;
+    if (digits % 2 || nbytes % width || nbytes / width != static_cast<uint64_t>(*t.staticNumElements()))
+      fail(loc(hex), fmt::format("a dense {} holds {} elements of {} bytes but {} hex digits were given", toString(t),
+                                 *t.staticNumElements(), width, digits));
+    auto bytes = std::make_shared<std::vector<std::byte>>(nbytes);
+    auto digit = [&](char c) -> unsigned {
+      if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+      if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+      if (c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
+      fail(loc(hex), fmt::format("'{}' is not a hex digit in a dense value", c));
+    };
+    for (size_t k = 0; k < nbytes; ++k)
+      (*bytes)[k] = static_cast<std::byte>(digit(hex.text[2 + 2 * k]) << 4 | digit(hex.text[3 + 2 * k]));
+    const std::byte* data = bytes->data();
+    return Attribute::ofDense(t.dtype, sizes, std::move(bytes), data, nbytes);
+  }
+
   Attribute attrValue(int depth) {
     if (depth > kMaxNesting) fail(loc(), "attribute value is nested too deeply");
     switch (tok_.kind) {
@@ -229,6 +265,7 @@ class Parser {
       case Tok::String: return Attribute::ofString(take().text);
       case Tok::Ident: {
         Token t = take();
+        if (t.text == "dense" && tok_.kind == Tok::Less) return dense(t);
         if (tok_.kind == Tok::Star) return sizeAttribute(dimFrom(t));
         if (t.text == "true" || t.text == "false") return Attribute::ofBool(t.text == "true");
         if (auto d = parseDType(t.text)) return Attribute::ofDType(*d);

@@ -8,7 +8,11 @@ namespace graphc::runtime {
 ir::Value* insertConstant(ir::Region& r, size_t pos, const runtime::Tensor& t, const ir::SourceLoc& loc) {
   const bool empty = t.numel() == 0;
   ir::AttrMap attrs;
-  attrs.set("value", empty ? ir::scalarAttribute(t.dtype(), 0) : tensorAttribute(t));
+  // Up to 16 elements a nested list, which dumps show as numbers; weights
+  // as dense bytes.
+  constexpr int64_t kListElements = 16;
+  attrs.set("value", empty ? ir::scalarAttribute(t.dtype(), 0)
+                           : (t.numel() <= kListElements ? tensorAttribute(t) : denseAttribute(t)));
   return ir::insertNode(r, pos, empty ? ir::OpId::Full : ir::OpId::Constant, {}, attrs, {t.type()}, loc)->result();
 }
 
@@ -32,6 +36,10 @@ ir::Attribute nested(const runtime::Tensor& t, size_t dim, int64_t& next) {
   return ir::Attribute::ofList(std::move(items));
 }
 }  // namespace
+
+ir::Attribute denseAttribute(const Tensor& t) {
+  return ir::Attribute::ofDense(t.dtype(), t.shape(), t.storageOwner(), t.data(), t.nbytes());
+}
 
 ir::Attribute tensorAttribute(const runtime::Tensor& t) {
   if (t.rank() == 0) return element(t, 0);

@@ -10,14 +10,21 @@
 
 namespace graphc::runtime {
 
-/// A `constant` holding `t`, inserted before `pos`; for an empty tensor,
-/// whose sizes after a 0 a nested list cannot spell, a `full` of its type.
+/// A `constant` holding `t`, inserted before `pos`: up to 16 elements as a
+/// list of numbers, more as dense elements sharing `t`'s storage (the caller
+/// must not write to `t` afterwards); for an empty tensor, a `full` of its
+/// type.
 ir::Value* insertConstant(ir::Region& r, size_t pos, const Tensor& t, const ir::SourceLoc& loc);
 
 /// The tensor a `constant` or static `full` node holds; nullopt otherwise.
 std::optional<Tensor> constantTensor(const ir::Value* v);
 
-/// The attribute form of a tensor (a nested list, or a scalar for rank 0).
+/// The attribute form of a tensor as a nested list, or a scalar for rank 0
+/// (for small values written by hand or shown in tests).
 ir::Attribute tensorAttribute(const Tensor& t);
+
+/// Dense elements sharing `t`'s storage (no copy; `t` must not be written
+/// to afterwards).
+ir::Attribute denseAttribute(const Tensor& t);
 
 }  // namespace graphc::runtime

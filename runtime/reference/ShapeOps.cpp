@@ -302,6 +302,13 @@ Tensor creation(const ir::Node& n, ir::DType dtype, const std::vector<int64_t>& 
     return out;
   }
   const ir::Attribute& value = *n.attrs.find("value");
+  if (value.kind == ir::Attribute::Kind::Dense) {
+    // A copy, not a view: the graph's weights stay immutable whatever the
+    // caller does with the tensor.
+    if (value.dense->nbytes != out.nbytes()) throw ir::LocatedError(n.loc, "'constant' value does not fit its type");
+    if (out.nbytes()) std::memcpy(out.data(), value.dense->data, out.nbytes());
+    return out;
+  }
   if (n.op == OpId::Constant) {
     int64_t next = 0;
     fillFromList(out, value, next);

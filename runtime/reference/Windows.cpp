@@ -62,12 +62,16 @@ std::vector<int64_t> windowTable(const std::vector<int64_t>& from, const std::ve
       }
       table[static_cast<size_t>(pi * kernelPoints + ki)] = linear;
       for (size_t d = spatial; d-- > 0;)  // odometer over the kernel
-        if (++k[d] < kernel[d]) break;
-        else k[d] = 0;
+        if (++k[d] < kernel[d])
+          break;
+        else
+          k[d] = 0;
     }
     for (size_t d = spatial; d-- > 0;)
-      if (++p[d] < from[d]) break;
-      else p[d] = 0;
+      if (++p[d] < from[d])
+        break;
+      else
+        p[d] = 0;
   }
   return table;
 }
@@ -104,8 +108,7 @@ Tensor convolution(const ir::Node& n, const std::vector<Tensor>& operands, const
           const double* wk = &ws[static_cast<size_t>((co * cinG + ci) * kPoints)];
           for (int64_t o = 0; o < outPoints; ++o)
             for (int64_t k = 0; k < kPoints; ++k)
-              if (const int64_t at = table[static_cast<size_t>(o * kPoints + k)]; at >= 0)
-                out[o] += in[at] * wk[k];
+              if (const int64_t at = table[static_cast<size_t>(o * kPoints + k)]; at >= 0) out[o] += in[at] * wk[k];
         }
       }
   } else {
@@ -145,13 +148,15 @@ std::vector<double> poolDivisors(const std::vector<int64_t>& inSpatial, const st
     for (size_t d = 0; d < spatial; ++d) {
       const int64_t start = o[d] * g.stride[d] - g.padBegin[d];
       const int64_t end = std::min(start + kernel[d], inSpatial[d] + g.padEnd[d]);
-      count *= static_cast<double>(includePad ? end - start
-                                              : std::min(end, inSpatial[d]) - std::max<int64_t>(start, 0));
+      count *=
+          static_cast<double>(includePad ? end - start : std::min(end, inSpatial[d]) - std::max<int64_t>(start, 0));
     }
     divisor = count;
     for (size_t d = spatial; d-- > 0;)
-      if (++o[d] < outSpatial[d]) break;
-      else o[d] = 0;
+      if (++o[d] < outSpatial[d])
+        break;
+      else
+        o[d] = 0;
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // Running generated CUDA kernels on the host, so that CI (no GPU) checks
 // what they compute and not only that they compile. The module's device
 // preamble is swapped for host definitions of the same helpers (f16/bf16
-// through runtime/Half.h), CUDA's keywords become host C++, and the module
+// through ir/Half.h), CUDA's keywords become host C++, and the module
 // is built with the host compiler into a shared library with one
 // `graphc_launch_<kernel>(void** args, unsigned threads)` wrapper per
 // kernel, which runs one block (gridDim = 1, so every grid-stride loop
@@ -40,7 +40,7 @@ inline constexpr const char* kHostPreamble = R"HOST(
 #include <cstring>
 #include <limits>
 
-#include "runtime/Half.h"
+#include "ir/Half.h"
 
 #define __global__
 #define __device__
@@ -107,7 +107,7 @@ template <bool BF16> void mma(float* d, const unsigned* a, const unsigned* b) {
   warps[w]->arrive_and_wait();
   auto element = [](unsigned reg, unsigned half) {
     const unsigned short bits = (unsigned short)(half ? reg >> 16 : reg & 0xffff);
-    return BF16 ? graphc::runtime::bf16ToFloat(bits) : graphc::runtime::f16ToFloat(bits);
+    return BF16 ? graphc::ir::bf16ToFloat(bits) : graphc::ir::f16ToFloat(bits);
   };
   float A[16][16], B[16][8];
   for (unsigned l = 0; l < 32; ++l) {
@@ -135,10 +135,10 @@ inline i64 max(i64 a, i64 b) { return a > b ? a : b; }
 inline i64 min(i64 a, i64 b) { return a < b ? a : b; }
 
 namespace gc {
-inline float f16_to_f32(unsigned short h) { return graphc::runtime::f16ToFloat(h); }
-inline unsigned short f32_to_f16(float f) { return graphc::runtime::floatToF16(f); }
-inline float bf16_to_f32(unsigned short b) { return graphc::runtime::bf16ToFloat(b); }
-inline unsigned short f32_to_bf16(float f) { return graphc::runtime::floatToBf16(f); }
+inline float f16_to_f32(unsigned short h) { return graphc::ir::f16ToFloat(h); }
+inline unsigned short f32_to_f16(float f) { return graphc::ir::floatToF16(f); }
+inline float bf16_to_f32(unsigned short b) { return graphc::ir::bf16ToFloat(b); }
+inline unsigned short f32_to_bf16(float f) { return graphc::ir::floatToBf16(f); }
 inline float round_f16(float x) { return f16_to_f32(f32_to_f16(x)); }
 inline float round_bf16(float x) { return bf16_to_f32(f32_to_bf16(x)); }
 inline float inf_f32() { return std::numeric_limits<float>::infinity(); }

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/Half.h"
+#include "ir/Half.h"
 
-namespace graphc::runtime {
+namespace graphc::ir {
 namespace {
 
 TEST(Half, KnownValues) {
@@ -46,4 +46,4 @@ TEST(BFloat16, RoundingAndPatterns) {
 }
 
 }  // namespace
-}  // namespace graphc::runtime
+}  // namespace graphc::ir

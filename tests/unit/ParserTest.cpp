@@ -1,5 +1,8 @@
 // The parser: structure it builds, literal operands, located diagnostics,
 // and the printer's fixed point.
+#include <bit>
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "TestUtil.h"
@@ -126,6 +129,63 @@ TEST(Parser, SplitInputFileKeepsLineNumbers) {
   EXPECT_EQ(chunks[1]->lineText(4), "c");
   EXPECT_EQ(chunks[2]->firstLine, 6);
   EXPECT_EQ(chunks[2]->text, "d\n");
+}
+
+}  // namespace
+}  // namespace graphc
+
+namespace graphc {
+namespace {
+
+/// 100 f32 weights with a NaN payload and a negative zero among them.
+ir::Attribute weights(std::vector<float>& storage) {
+  storage.resize(100);
+  for (size_t k = 0; k < storage.size(); ++k) storage[k] = static_cast<float>(k) * 0.25f - 3.0f;
+  storage[7] = std::bit_cast<float>(0x7fc01234u);
+  storage[9] = -0.0f;
+  return ir::Attribute::ofDense(ir::DType::F32, {4, 25}, {}, reinterpret_cast<const std::byte*>(storage.data()),
+                                storage.size() * sizeof(float));
+}
+
+TEST(DenseValue, PrintsAndParsesBackByteForByte) {
+  std::vector<float> storage;
+  const std::string text =
+      "graph @g() -> (f32[4, 25]) {\n  %w = constant() {value = " + ir::toString(weights(storage)) +
+      "} : f32[4, 25]\n  return %w\n}\n";
+  auto m = testing::parseOk(text);
+  ASSERT_TRUE(m);
+  const ir::Attribute& back = *m->entry()->body.nodes()[0]->attrs.find("value");
+  ASSERT_EQ(back.kind, ir::Attribute::Kind::Dense);
+  EXPECT_EQ(back.dense->shape, (std::vector<int64_t>{4, 25}));
+  ASSERT_EQ(back.dense->nbytes, storage.size() * sizeof(float));
+  EXPECT_EQ(std::memcmp(back.dense->data, storage.data(), back.dense->nbytes), 0);
+  EXPECT_EQ(ir::print(*m), text);
+}
+
+TEST(DenseValue, ComparesByContentAndCopiesShareTheBytes) {
+  std::vector<float> a, b;
+  const ir::Attribute x = weights(a), y = weights(b);
+  EXPECT_EQ(x, y);  // different buffers, same bytes
+  b[50] = 1e9f;  // y views b
+  EXPECT_FALSE(x == y);
+  const ir::Attribute copy = x;
+  EXPECT_EQ(copy.dense->data, x.dense->data);
+  EXPECT_FALSE(x.dense->isSplat());
+  EXPECT_EQ(x.dense->element(9).f, 0.0);
+  EXPECT_TRUE(std::signbit(x.dense->element(9).f));
+  EXPECT_EQ(ir::firstElement(x)->f, -3.0);
+}
+
+TEST(DenseValue, HumanFacingTextElidesLargeValues) {
+  std::vector<float> storage;
+  const ir::Attribute w = weights(storage);
+  EXPECT_EQ(ir::toString(w, ir::dumpTextOptions()), "dense<f32[4, 25], __elided__>");
+  EXPECT_EQ(ir::toString(w, ir::dumpTextOptions(true)), ir::toString(w));
+  const ir::Diagnostic d = testing::parseError(
+      "graph @g() -> (f32[4, 25]) {\n  %w = constant() {value = dense<f32[4, 25], __elided__>} : f32[4, 25]\n"
+      "  return %w\n}\n");
+  EXPECT_EQ(d.loc.line, 2);
+  EXPECT_NE(d.message.find("--print-weights"), std::string::npos) << d.message;
 }
 
 }  // namespace

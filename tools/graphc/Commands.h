@@ -33,6 +33,7 @@ struct OptCommandOptions {
   bool printAfterChange = false;
   bool verifyEach = true;
   bool timePasses = false;
+  bool printWeights = false;
   bool splitInputFile = false;
   bool verifyDiagnostics = false;
 };

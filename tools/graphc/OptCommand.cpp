@@ -34,6 +34,7 @@ std::optional<std::string> optimiseModule(ir::Module& module, const OptCommandOp
   pmOptions.printAfterAll = options.printAfterAll;
   pmOptions.printAfterChange = options.printAfterChange;
   pmOptions.timePasses = options.timePasses;
+  pmOptions.printWeights = options.printWeights;
   pmOptions.printAfter = {options.printAfter.begin(), options.printAfter.end()};
   passes::PassManager pm(pmOptions);
   if (options.passesGiven) {

@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
   optCmd->add_flag("--verify-each,!--no-verify-each", opt.verifyEach, "Verify after each pass that changed the IR")
       ->default_val(true);
   optCmd->add_flag("--time-passes", opt.timePasses, "Print each pass's wall time (to stderr)");
+  optCmd->add_flag("--print-weights", opt.printWeights,
+                   "Print constants above 16 elements in full in the --print-ir-after* dumps (elided by default)");
   optCmd->add_flag("--split-input-file", opt.splitInputFile, "Treat each '// -----' chunk as its own file");
   optCmd->add_flag("--verify-diagnostics", opt.verifyDiagnostics, "Check diagnostics against expected-* comments");
 
@@ -101,6 +103,8 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--dump-dir", compile.compile.dumpDir,
                          "Write the IR after each pass, the kernels and their source under DIR (as GRAPHC_DEBUG_DIR)");
   compileCmd->add_flag("--time-passes", compile.timePasses, "Print pass and kernel compile times (to stderr)");
+  compileCmd->add_flag("--print-weights", compile.compile.printWeights,
+                       "Print constants above 16 elements in full with --emit=graph and in dumps (elided by default)");
   compileCmd->add_option("-o", compile.output, "Output file (default: standard output)");
 
   ImportCommandOptions import;

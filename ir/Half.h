@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace graphc::runtime {
+namespace graphc::ir {
 
 inline uint16_t floatToBf16(float f) {
   uint32_t bits = std::bit_cast<uint32_t>(f);
@@ -54,4 +54,4 @@ inline float f16ToFloat(uint16_t h) {
   return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-}  // namespace graphc::runtime
+}  // namespace graphc::ir
