@@ -37,6 +37,16 @@ int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes
 /// Compiles every kernel of `kernels` up front, in parallel on the thread
 /// pool (each kernel's compile is independent); the result is indexed like
 /// StepPlan::kernel.
+/// How the compile report marks a kernel that was not compiled afresh.
+std::string_view fromText(CompiledKernel::From from) {
+  switch (from) {
+    case CompiledKernel::From::Compiled: return "";
+    case CompiledKernel::From::Memory: return " (cached)";
+    case CompiledKernel::From::Disk: return " (disk cache)";
+  }
+  return "";
+}
+
 std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen::LoweredKernels& lowered,
                                                                   CompileReport* report) {
   std::vector<std::shared_ptr<const CompiledKernel>> compiled(lowered.kernels.size());
@@ -52,7 +62,7 @@ std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen:
       });
   if (report)
     for (size_t i = 0; i < compiled.size(); ++i)
-      report->add(fmt::format("kernel {}{}", lowered.kernels[i]->name, compiled[i]->fromCache ? " (cached)" : ""),
+      report->add(fmt::format("kernel {}{}", lowered.kernels[i]->name, fromText(compiled[i]->from)),
                   compiled[i]->compileSeconds, /*detail=*/true);
   return compiled;
 }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -22,6 +24,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "codegen/DiskCache.h"
 #include "ir/Diagnostics.h"
 
 namespace graphc::codegen::cpu {
@@ -32,12 +35,15 @@ std::string errorText(llvm::Error e) { return llvm::toString(std::move(e)); }
 
 }  // namespace
 
-/// One kernel's machine code in the JIT: removed (its memory unmapped) when
-/// the last CompiledKernel referring to it goes. It keeps the JIT alive, so
-/// an Executable outliving Jit::instance() at exit is still safe.
+/// One kernel's machine code in the JIT, in a JITDylib of its own (every
+/// kernel's object defines the same symbol, kKernelSymbol, so that an
+/// object is the same bytes whichever process compiled it): removed, its
+/// memory unmapped, when the last CompiledKernel referring to it goes. It
+/// keeps the JIT alive, so an Executable outliving Jit::instance() at exit
+/// is still safe.
 struct KernelCode {
   std::shared_ptr<Jit::Impl> owner;
-  llvm::orc::ResourceTrackerSP tracker;
+  llvm::orc::JITDylib* dylib = nullptr;
   ~KernelCode();
 };
 
@@ -76,6 +82,9 @@ const llvm::VecDesc kAvx512VectorFunctions[] = {
     {"pow", "_ZGVeN8vv_pow", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8vv"},
 };
 
+/// The one function every kernel object defines.
+constexpr const char* kKernelSymbol = "graphc_kernel";
+
 /// The cache key: the kernel IR without the kernel's name.
 std::string cacheKey(const codegen::kernel::Kernel& k) {
   codegen::kernel::Kernel unnamed = k;
@@ -85,10 +94,14 @@ std::string cacheKey(const codegen::kernel::Kernel& k) {
 
 }  // namespace
 
-struct Jit::Impl {
+struct Jit::Impl : std::enable_shared_from_this<Jit::Impl> {
   std::optional<llvm::orc::JITTargetMachineBuilder> builder;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::mutex cacheMutex, jitMutex;
+  /// What, beside the kernel, decides its machine code: a disk-cache entry
+  /// made by another LLVM or for another CPU is never loaded.
+  std::string machineKey;
+  int64_t nextDylib = 0;
   /// The most recently used kernels, kept compiled; the least recently used
   /// beyond kCacheCapacity are dropped from the cache (and their code freed
   /// once no Executable holds them), so a process that compiles graph after
@@ -131,7 +144,9 @@ struct Jit::Impl {
     if (!builder) throw ir::Error("cpu backend: " + errorText(builder.takeError()));
     builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     this->builder = *builder;
-    threadMachine();  // fails here, once, if LLVM cannot target the host
+    llvm::TargetMachine& tm = threadMachine();  // fails here, once, if LLVM cannot target the host
+    machineKey = fmt::format("graphc cpu object 1; LLVM {}; {}; {}; {}", LLVM_VERSION_STRING,
+                             tm.getTargetTriple().str(), tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
     auto created = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
     if (!created) throw ir::Error("cpu backend: " + errorText(created.takeError()));
     jit = std::move(*created);
@@ -139,6 +154,32 @@ struct Jit::Impl {
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix());
     if (!process) throw ir::Error("cpu backend: " + errorText(process.takeError()));
     jit->getMainJITDylib().addGenerator(std::move(*process));
+  }
+
+  /// Links `object` into a JITDylib of its own and fills in `out`'s address
+  /// and code; false when the object does not link or lacks the kernel
+  /// (a stale or damaged cache entry: the caller compiles afresh).
+  bool link(CompiledKernel& out, std::unique_ptr<llvm::MemoryBuffer> object) {
+    std::lock_guard lock(jitMutex);
+    auto dylib = jit->createJITDylib(fmt::format("kernel{}", nextDylib++));
+    if (!dylib) {
+      llvm::consumeError(dylib.takeError());
+      return false;
+    }
+    dylib->addToLinkOrder(jit->getMainJITDylib());  // libm, libmvec and the process's symbols
+    auto code = std::shared_ptr<KernelCode>(new KernelCode{shared_from_this(), &*dylib});
+    if (auto e = jit->addObjectFile(*dylib, std::move(object))) {
+      llvm::consumeError(std::move(e));
+      return false;
+    }
+    auto address = jit->lookup(*dylib, kKernelSymbol);
+    if (!address) {
+      llvm::consumeError(address.takeError());
+      return false;
+    }
+    out.address = address->toPtr<void*>();
+    out.code = std::move(code);
+    return true;
   }
 
   /// A module holding kernel `k` as `name`, optimised at O3 for the host.
@@ -195,7 +236,7 @@ struct Jit::Impl {
 
 KernelCode::~KernelCode() {
   std::lock_guard lock(owner->jitMutex);
-  llvm::consumeError(tracker->remove());
+  llvm::consumeError(owner->jit->getExecutionSession().removeJITDylib(*dylib));
 }
 
 Jit::Jit() : impl_(std::make_shared<Impl>()) {}
@@ -213,31 +254,34 @@ std::shared_ptr<const CompiledKernel> Jit::compile(const codegen::kernel::Kernel
     if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
       impl_->recency.splice(impl_->recency.begin(), impl_->recency, it->second.second);
       auto hit = std::make_shared<CompiledKernel>(*it->second.first);
-      hit->fromCache = true;
+      hit->from = CompiledKernel::From::Memory;
       hit->compileSeconds = 0;
       return hit;
     }
   }
   // Emitting, optimising and code generation run on the calling thread with
   // its own LLVMContext and TargetMachine, so kernels compile in parallel;
-  // only linking the object into the JIT is serialised.
+  // only linking the object into the JIT is serialised. The object comes
+  // from the disk cache when an earlier process compiled the same kernel
+  // for the same CPU with the same LLVM.
   const auto start = std::chrono::steady_clock::now();
-  // Symbol names are unique per process; the kernel's name keeps profiles readable.
-  const std::string symbol = fmt::format("graphc_{}_{}", k.name, impl_->next++);
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = impl_->build(k, symbol, ctx);
-  std::unique_ptr<llvm::MemoryBuffer> object = impl_->codegen(*m, llvm::CodeGenFileType::ObjectFile);
+  const std::string diskKey = codegen::cacheKey(key + '\0' + impl_->machineKey);
+  const std::optional<std::filesystem::path> dir = cacheDirectory("cpu");
+  const std::filesystem::path file = dir ? *dir / (diskKey + ".o") : std::filesystem::path();
   auto compiled = std::make_shared<CompiledKernel>();
-  {
-    std::lock_guard lock(impl_->jitMutex);
-    auto code =
-        std::shared_ptr<KernelCode>(new KernelCode{impl_, impl_->jit->getMainJITDylib().createResourceTracker()});
-    if (auto e = impl_->jit->addObjectFile(code->tracker, std::move(object)))
-      throw ir::Error("cpu backend: " + errorText(std::move(e)));
-    auto address = impl_->jit->lookup(symbol);
-    if (!address) throw ir::Error("cpu backend: " + errorText(address.takeError()));
-    compiled->address = address->toPtr<void*>();
-    compiled->code = std::move(code);
+  std::unique_ptr<llvm::MemoryBuffer> object;
+  if (std::optional<std::string> cached = dir ? readCacheEntry(file, diskKey) : std::nullopt) {
+    object = llvm::MemoryBuffer::getMemBufferCopy(*cached, "graphc." + k.name);
+    compiled->from = CompiledKernel::From::Disk;
+  }
+  if (!object || !impl_->link(*compiled, std::move(object))) {
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> m = impl_->build(k, kKernelSymbol, ctx);
+    object = impl_->codegen(*m, llvm::CodeGenFileType::ObjectFile);
+    if (dir) writeCacheEntry(file, diskKey, object->getBuffer());
+    compiled->from = CompiledKernel::From::Compiled;
+    if (!impl_->link(*compiled, std::move(object)))
+      throw ir::Error(fmt::format("cpu backend: the JIT cannot link the code of kernel {}", k.name));
   }
   compiled->signature = signatureOf(k);
   compiled->compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

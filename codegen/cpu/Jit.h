@@ -4,7 +4,10 @@
 // cached in memory by their kernel IR text (the name left out), so a kernel
 // that two graphs, or two compiles of one graph, share is compiled once;
 // the cache keeps the 2048 most recently used, and a kernel's code is freed
-// when neither the cache nor an Executable refers to it.
+// when neither the cache nor an Executable refers to it. Object files are
+// also kept on disk (codegen/DiskCache.h, under cpu/), keyed by the kernel
+// IR, the LLVM version and the host CPU with its features, so a second
+// process skips LLVM's optimiser and code generator.
 #pragma once
 
 #include <memory>
@@ -23,8 +26,10 @@ struct CompiledKernel {
   void* address = nullptr;
   std::shared_ptr<const void> code;  // keeps the machine code mapped
   KernelSignature signature;
-  double compileSeconds = 0;  // emit + optimise + JIT; 0 for a cache hit
-  bool fromCache = false;
+  double compileSeconds = 0;  // emit + optimise + JIT (or read + link); 0 from memory
+  /// Where the code came from: compiled now, the process's memory cache, or
+  /// the disk cache (an object an earlier process compiled).
+  enum class From { Compiled, Memory, Disk } from = From::Compiled;
 
   Fn pointwise() const { return reinterpret_cast<Fn>(address); }
   EpilogueFn epilogue() const { return reinterpret_cast<EpilogueFn>(address); }
@@ -40,7 +45,7 @@ class Jit {
   static Jit& instance();
 
   /// Compiles `k`, or returns the cached kernel with the same IR (then
-  /// fromCache is set and compileSeconds is 0). Thread-safe: kernels
+  /// `from` says which cache). Thread-safe: kernels
   /// compiled from several threads compile in parallel.
   std::shared_ptr<const CompiledKernel> compile(const codegen::kernel::Kernel& k);
 
