@@ -1,5 +1,7 @@
-# The installed package: libgraphc.so (every graphc library linked whole
-# into one shared object, as libtorch is one library), the public headers
+# The installed package: libgraphc.so (every graphc library but the cpu and
+# cuda backends linked whole into one shared object, as libtorch is one
+# library), the backend modules it loads on first use under lib/graphc/
+# (codegen/Backends.cpp), the public headers
 # under include/graphc/, and graphcConfig.cmake so that
 # find_package(graphc) + target_link_libraries(app PRIVATE graphc::graphc)
 # works. `cmake --install build --prefix DIR` installs it.
@@ -11,14 +13,12 @@ set(graphc_members graphc_ir graphc_runtime graphc_reference graphc_runtime_cpu 
 set(GRAPHC_PACKAGE_HAS_CPU OFF)
 set(GRAPHC_PACKAGE_HAS_CUDA OFF)
 if(TARGET graphc_cpu)
-  list(APPEND graphc_members graphc_cpu)
   set(GRAPHC_PACKAGE_HAS_CPU ON)
 endif()
 if(TARGET graphc_onnx)
   list(APPEND graphc_members graphc_onnx)
 endif()
 if(TARGET graphc_cuda)
-  list(APPEND graphc_members graphc_cuda)
   set(GRAPHC_PACKAGE_HAS_CUDA ON)
 endif()
 
@@ -70,4 +70,9 @@ install(FILES ${PROJECT_BINARY_DIR}/graphcConfig.cmake ${PROJECT_BINARY_DIR}/gra
 if(TARGET graphc)
   install(TARGETS graphc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+foreach(device cpu cuda)
+  if(TARGET graphc-${device})
+    install(TARGETS graphc-${device} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/graphc)
+  endif()
+endforeach()
 target_compile_definitions(graphc_shared PRIVATE GRAPHC_VERSION="${PROJECT_VERSION}")

@@ -3,7 +3,7 @@
 //
 //   graphc-onnx-conformance [--data DIR] [--suites node,simple,...] [--filter TEXT]
 //                           [--rtol R] [--atol A] [--markdown FILE]
-//                           [--min-pass-rate R] [--min-node-supported N] [-v]
+//                           [--min-pass-rate R] [--min-node-supported N] [--all-supported] [-v]
 //
 // With --markdown it rewrites the generated section of FILE (docs/onnx.md).
 // With --min-pass-rate / --min-node-supported it exits 1 when a target is
@@ -24,13 +24,14 @@ int main(int argc, char** argv) {
   std::string filter, markdown;
   double minPassRate = 0;
   int minNodeSupported = 0;
-  bool verbose = false, nvrtc = false;
+  bool verbose = false, nvrtc = false, allSupported = false;
   app.add_option("--data", data, "The test data (Debian's libonnx-testdata)");
   app.add_option("--suites", suites, "Suites (folders of --data)")->delimiter(',');
   app.add_option("--filter", filter, "Run only tests whose name contains TEXT");
   app.add_option("--markdown", markdown, "Rewrite the generated conformance section of FILE");
   app.add_option("--min-pass-rate", minPassRate, "Fail unless every backend run passes this share of supported tests");
   app.add_option("--min-node-supported", minNodeSupported, "Fail unless this many node tests are supported");
+  app.add_flag("--all-supported", allSupported, "Fail unless every test imports (a suite of real models)");
   app.add_flag("-v,--verbose", verbose, "Print each test's result");
   app.add_flag("--nvrtc", nvrtc, "Without a GPU: compile each test's cuda kernels with NVRTC (sm_80, sm_90)");
   RunOptions options;
@@ -101,5 +102,11 @@ int main(int argc, char** argv) {
                    minNodeSupported);
       status = 1;
     }
+  if (allSupported)
+    for (const TestResult& r : results)
+      if (!r.supported()) {
+        std::fprintf(stderr, "graphc-onnx-conformance: %s/%s is not supported\n", r.suite.c_str(), r.name.c_str());
+        status = 1;
+      }
   return status;
 }
