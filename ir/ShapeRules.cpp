@@ -746,6 +746,33 @@ TypeRuleResult gatherNd(const OpInfo& op, const TypeRuleInput& in) {
   return one(TensorType{x.dtype, out});
 }
 
+TypeRuleResult scatterNd(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& x = in.operands[0];
+  const TensorType& index = in.operands[1];
+  const TensorType& updates = in.operands[2];
+  if (auto e = needIndices(op, index); !e.empty()) return fail(e);
+  if (index.rank() < 1 || !index.shape.back().isStatic())
+    return fail(fmt::format("the indices {} of '{}' need a static last dim", toString(index), op.name));
+  const int64_t depth = index.shape.back().size;
+  if (depth < 1 || depth > x.rank())
+    return fail(fmt::format("'{}' into {} with indices {}: the last index dim must be 1 to {}", op.name, toString(x),
+                            toString(index), x.rank()));
+  Shape want(index.shape.begin(), index.shape.end() - 1);
+  want.insert(want.end(), x.shape.begin() + depth, x.shape.end());
+  if (updates.dtype != x.dtype || updates.shape != want)
+    return fail(fmt::format("the updates of '{}' into {} at indices {} must be {}, got {}", op.name, toString(x),
+                            toString(index), toString(TensorType{x.dtype, want}), toString(updates)));
+  const Attribute* r = in.attrs.find("reduction");
+  const std::string reduction = r ? r->s : "none";
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
+    return fail(fmt::format("'{}' reduction must be none, add, mul, max or min, got \"{}\"", op.name, reduction));
+  if (x.dtype == DType::Bool && reduction != "none")
+    return fail(fmt::format("'{}' of bool takes no reduction", op.name));
+  for (int64_t k = 0; k < depth; ++k)
+    if (x.shape[k].isStatic(0)) return fail(fmt::format("'{}' indexes an empty dim of {}", op.name, toString(x)));
+  return one(x);
+}
+
 TypeRuleResult resize(const OpInfo& op, const TypeRuleInput& in) {
   const TensorType& x = in.operands[0];
   const Attribute& size = *in.attrs.find("size");

@@ -15,6 +15,15 @@
 //                      affine per channel read through index maps, reshaped back
 //   argmax(x, d)       amin(where(x == amax(x, d) or x is NaN, iota(d), n), d): the
 //                      first index of the maximum (argmin likewise)
+//   scatter_nd(x, i, u)  a gather, as the kernels compute every element from
+//                      its own index: hit[j, p] = (i[j] == p) over the N updates
+//                      j and the indexed positions p; with no reduction
+//                      last = amax(where(hit, j, -1), 0) and the result is
+//                      where(last >= 0, u[max(last, 0)], x), so a later update
+//                      to the same place wins; with add/mul/max/min, x combined
+//                      with the reduction over j of where(hit, u[j], identity).
+//                      Each costs N × positions work, which suits the small
+//                      N of exported models (masks, cache rows).
 //
 // Reductions keep their dims with keepdim = true and broadcast back. f16 and
 // bf16 inputs are computed in f32 and cast back once, as PyTorch's kernels
@@ -83,6 +92,7 @@ class Decomposer {
       case OpId::GroupNorm: break;
       case OpId::Argmax:
       case OpId::Argmin: return argExtremum(x);
+      case OpId::ScatterNd: return scatterNd();
       default: return nullptr;
     }
     ir::Value* in = low ? castTo(x, ir::DType::F32) : x;
@@ -271,6 +281,104 @@ class Decomposer {
                                    : b_.scalar(ir::DType::I64, static_cast<double>(INT64_MAX));
     ir::Value* candidates = b_.op(OpId::Where, {hit, index, past});
     return b_.op(OpId::Amin, {candidates}, reduceAttrs({dim}, keep));
+  }
+
+  ir::Value* reshape(ir::Value* v, const ir::Shape& shape) {
+    AttrMap a;
+    a.set("shape", ir::shapeAttribute(shape));
+    return b_.op(OpId::Reshape, {v}, a);
+  }
+
+  ir::Value* iota(const ir::Shape& shape, int64_t dim) {
+    AttrMap a;
+    a.set("dim", Attribute::ofInt(dim));
+    return ir::insertNode(b_.region(), b_.reserve(), OpId::Iota, {}, a, {{ir::DType::I64, shape}}, n_.loc)->result();
+  }
+
+  ir::Value* scatterNd() {
+    ir::Value* x = n_.operands[0];
+    ir::Value* updates = n_.operands[2];
+    const Attribute* r = n_.attrs.find("reduction");
+    const std::string reduction = r ? r->s : "none";
+    const ir::Shape& xs = x->type.shape;
+    const ir::Shape& is = n_.operands[1]->type.shape;
+    const size_t depth = static_cast<size_t>(is.back().size);
+    const std::optional<ir::Dim> count = ir::numElements(ir::Shape(is.begin(), is.end() - 1));
+    const std::optional<ir::Dim> block = ir::numElements(ir::Shape(xs.begin() + static_cast<int64_t>(depth), xs.end()));
+    const std::optional<ir::Dim> places =
+        ir::numElements(ir::Shape(xs.begin(), xs.begin() + static_cast<int64_t>(depth)));
+    if (!count || !block || !places) return nullptr;  // sizes past int64: the reference reports them
+    const ir::Dim n = *count, s = *block;
+    ir::Value* index = reshape(n_.operands[1], {n, ir::Dim::of(static_cast<int64_t>(depth))});
+    if (index->type.dtype != ir::DType::I64) index = castTo(index, ir::DType::I64);
+    // hit[j, p...]: update j's coordinates are p (negative ones count from the end).
+    ir::Shape column(depth + 1, ir::Dim::of(1));
+    column[0] = n;
+    ir::Shape grid{ir::Dim::of(1)};
+    grid.insert(grid.end(), xs.begin(), xs.begin() + static_cast<int64_t>(depth));
+    ir::Value* hit = nullptr;
+    for (size_t t = 0; t < depth; ++t) {
+      AttrMap slice;
+      slice.set("dim", Attribute::ofInt(1));
+      slice.set("start", Attribute::ofInt(static_cast<int64_t>(t)));
+      slice.set("end", Attribute::ofInt(static_cast<int64_t>(t) + 1));
+      ir::Value* coordinate = reshape(b_.op(OpId::Slice, {index}, slice), column);
+      if (xs[t].isStatic()) {
+        ir::Value* negative = b_.op(OpId::Lt, {coordinate, b_.scalar(ir::DType::I64, 0)});
+        ir::Value* wrapped = b_.op(OpId::Add, {coordinate, b_.scalar(ir::DType::I64, static_cast<double>(xs[t].size))});
+        coordinate = b_.op(OpId::Where, {negative, wrapped, coordinate});
+      }
+      ir::Value* same = b_.op(OpId::Eq, {coordinate, iota(grid, static_cast<int64_t>(t) + 1)});
+      hit = hit ? b_.op(OpId::LogicalAnd, {hit, same}) : same;
+    }
+    ir::Shape spread = column;  // [N, 1 (per indexed dim)..., S]
+    spread.push_back(s);
+    ir::Shape placed(xs.begin(), xs.begin() + static_cast<int64_t>(depth));  // the indexed positions, then S
+    placed.push_back(s);
+    if (reduction == "none") {
+      ir::Value* which = iota(column, 0);
+      ir::Value* last =
+          b_.op(OpId::Amax, {b_.op(OpId::Where, {hit, which, b_.scalar(ir::DType::I64, -1)})}, reduceAttrs({0}, false));
+      ir::Value* found = b_.op(OpId::Ge, {last, b_.scalar(ir::DType::I64, 0)});
+      ir::Value* row = reshape(b_.op(OpId::Maximum, {last, b_.scalar(ir::DType::I64, 0)}), {*places});
+      AttrMap along;
+      along.set("dim", Attribute::ofInt(0));
+      ir::Value* picked = b_.op(OpId::IndexSelect, {reshape(updates, {n, s}), row}, along);
+      ir::Shape flag(xs.begin(), xs.begin() + static_cast<int64_t>(depth));
+      flag.push_back(ir::Dim::of(1));
+      ir::Value* chosen = b_.op(OpId::Where, {reshape(found, flag), reshape(picked, placed), reshape(x, placed)});
+      return reshape(chosen, xs);
+    }
+    const ir::DType type = x->type.dtype;
+    OpId reduce = OpId::Sum, combine = OpId::Add;
+    ir::Value* identity = nullptr;
+    if (reduction == "add") {
+      identity = b_.scalar(type, 0);
+    } else if (reduction == "mul") {
+      identity = b_.scalar(type, 1);
+      reduce = OpId::Prod;
+      combine = OpId::Mul;
+    } else {
+      const bool max = reduction == "max";
+      reduce = max ? OpId::Amax : OpId::Amin;
+      combine = max ? OpId::Maximum : OpId::Minimum;
+      if (ir::isFloat(type)) {
+        identity = b_.scalar(type, max ? -INFINITY : INFINITY);
+      } else {  // the dtype's extreme, exactly (INT64_MAX has no double)
+        const int64_t bits = 8 * ir::dtypeSize(type) - 1;
+        const int64_t top = static_cast<int64_t>((uint64_t{1} << bits) - 1);
+        AttrMap value;
+        value.set("value", Attribute::ofInt(max ? -top - 1 : top));
+        identity = ir::insertNode(b_.region(), b_.reserve(), OpId::Constant, {}, value, {{type, {}}}, n_.loc)->result();
+      }
+    }
+    ir::Shape hitShape = grid;  // [N, the indexed positions..., 1]
+    hitShape[0] = n;
+    hitShape.push_back(ir::Dim::of(1));
+    ir::Value* contributions = b_.op(OpId::Where, {reshape(hit, hitShape), reshape(updates, spread), identity});
+    ir::Value* total = b_.op(reduce, {contributions}, reduceAttrs({0}, false));
+    if (total->type.dtype != type) total = castTo(total, type);  // sum and prod of integers are i64: wrap back
+    return reshape(b_.op(combine, {reshape(x, placed), total}), xs);
   }
 
   ir::Node& n_;

@@ -562,6 +562,14 @@ void gatherNd(NodeContext& c) {
   c.setOutput(0, c.op(OpId::GatherNd, {x, c.cast(c.required(1), ir::DType::I64)}, attrs));
 }
 
+/// ScatterND → scatter_nd, the indices as i64 (reduction from opset 16).
+void scatterNd(NodeContext& c) {
+  ir::AttrMap attrs;
+  if (const std::string r = c.stringAttr("reduction", "none"); r != "none")
+    attrs.set("reduction", ir::Attribute::ofString(r));
+  c.setOutput(0, c.op(OpId::ScatterNd, {c.required(0), c.cast(c.required(1), ir::DType::I64), c.required(2)}, attrs));
+}
+
 /// Resize (opset 10: X, scales; from 11: X, roi, scales, sizes) → resize
 /// to sizes. Nearest and linear; the output sizes from `sizes`, or from
 /// `scales` where size · scale is whole (graphc maps coordinates with
@@ -732,6 +740,7 @@ const OpMapping kOps[] = {
     {"Gather", gatherOp<OpId::IndexSelect>, {"axis"}},
     {"GatherElements", gatherOp<OpId::Gather>, {"axis"}},
     {"GatherND", gatherNd, {"batch_dims"}},
+    {"ScatterND", scatterNd, {"reduction"}},
     {"Resize",
      resizeOp,
      {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",

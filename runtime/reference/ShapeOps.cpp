@@ -141,6 +141,51 @@ Tensor gatherNd(const ir::Node& n, const Tensor& x, const Tensor& index, const s
   return out;
 }
 
+/// A copy of x with updates written at the coordinates the last dim of the
+/// index holds (ONNX ScatterND), combined with what is there by `reduction`;
+/// with none, a later update to the same place wins.
+Tensor scatterNd(const ir::Node& n, const Tensor& x, const Tensor& index, const Tensor& updates) {
+  const ir::Attribute* r = n.attrs.find("reduction");
+  const std::string reduction = r ? r->s : "none";
+  const int64_t depth = index.shape().back();
+  const int64_t tuples = depth ? index.numel() / depth : 0;
+  int64_t rest = 1;
+  for (int64_t k = depth; k < x.rank(); ++k) rest *= x.shape()[k];
+  Tensor out(x.dtype(), x.shape());
+  std::memcpy(out.data(), x.data(), x.nbytes());
+  const bool real = ir::isFloat(x.dtype());
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t at = 0;
+    for (int64_t j = 0; j < depth; ++j) {
+      const int64_t size = x.shape()[j];
+      at = at * size + checkedIndex(n, index.getInt(t * depth + j), size);
+    }
+    for (int64_t e = 0; e < rest; ++e) {
+      const int64_t o = at * rest + e, u = t * rest + e;
+      if (reduction == "none") {
+        if (real)
+          out.setDouble(o, updates.getDouble(u));
+        else
+          out.setInt(o, updates.getInt(u));
+      } else if (real) {
+        const double a = out.getDouble(o), b = updates.getDouble(u);
+        out.setDouble(o, reduction == "add"   ? a + b
+                         : reduction == "mul" ? a * b
+                         : reduction == "max" ? (std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b))
+                                              : (std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b)));
+      } else {
+        const int64_t a = out.getInt(o), b = updates.getInt(u);
+        // Wrapping as the dtype's width does (setInt stores two's complement).
+        out.setInt(o, reduction == "add"   ? static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b))
+                      : reduction == "mul" ? static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b))
+                      : reduction == "max" ? std::max(a, b)
+                                           : std::min(a, b));
+      }
+    }
+  }
+  return out;
+}
+
 /// Where output index `o` of a resized dim reads in the input (ONNX
 /// Resize's coordinate_transformation_mode, with scale = out / in).
 double sourceCoordinate(const std::string& mode, int64_t o, int64_t in, int64_t out) {
@@ -279,6 +324,7 @@ Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std
     case OpId::IndexSelect: return indexSelect(n, x, operands[1], axisOf(n, "dim", rank), shape);
     case OpId::Gather: return gatherAlong(n, x, operands[1], axisOf(n, "dim", rank));
     case OpId::GatherNd: return gatherNd(n, x, operands[1], shape);
+    case OpId::ScatterNd: return scatterNd(n, x, operands[1], operands[2]);
     case OpId::Resize: return resizeTensor(n, x, shape);
     default: throw ir::Error("reference: not a shape op");
   }

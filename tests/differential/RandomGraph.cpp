@@ -122,7 +122,16 @@ class Generator {
       case 0:
       case 1: {
         static const char* unary[] = {"neg", "abs", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "silu", "erf"};
-        emit(fmt::format("%{} = {}(%{})", r, unary[pick(0, 9)], a.name), a.shape);
+        const std::string op = unary[pick(0, 9)];
+        if (op == "exp") {
+          // exp of a bounded argument: an unbounded one reaches 1e37, where
+          // a later sin or cos turns last-bit differences between two equal
+          // formulas (a decomposition, a fused kernel) into different values.
+          out += pad + fmt::format("%{}_c = clamp(%{}) {{min = -10.0, max = 10.0}}\n", r, a.name);
+          emit(fmt::format("%{} = exp(%{}_c)", r, r), a.shape);
+          return;
+        }
+        emit(fmt::format("%{} = {}(%{})", r, op, a.name), a.shape);
         return;
       }
       case 2:
@@ -407,9 +416,9 @@ class Generator {
         }
         return;
       }
-      case 19: {  // computed indices: gather_nd, resize, iota
+      case 19: {  // computed indices: gather_nd, scatter_nd, resize, iota
         if (rank == 0) break;
-        switch (pick(0, 2)) {
+        switch (pick(0, 3)) {
           case 0: {
             const int64_t n = pick(1, 3);
             std::vector<std::string> items;
@@ -428,6 +437,20 @@ class Generator {
             emit(fmt::format("%{} = resize(%{}) {{size = {}, mode = \"{}\", coordinates = \"{}\"}}", r, a.name,
                              shapeText(s), linear ? "linear" : "nearest", chance(0.5) ? "half_pixel" : "asymmetric"),
                  s);
+            return;
+          }
+          case 2: {  // rows of `a` overwritten (or combined) with its negated leading rows; indices may repeat
+            const int64_t n = pick(1, a.shape[0]);
+            std::vector<std::string> items;
+            for (int64_t k = 0; k < n; ++k) items.push_back(fmt::format("[{}]", pick(-a.shape[0], a.shape[0] - 1)));
+            out += pad0(depth) +
+                   fmt::format("%{}_i = constant() {{value = [{}]}} : i64[{}, 1]\n", r, fmt::join(items, ", "), n);
+            out += pad0(depth) + fmt::format("%{}_u = slice(%{}) {{dim = 0, start = 0, end = {}}}\n", r, a.name, n);
+            out += pad0(depth) + fmt::format("%{}_n = neg(%{}_u)\n", r, r);
+            static const char* const kReductions[] = {"none", "add", "max", "min"};
+            emit(fmt::format("%{} = scatter_nd(%{}, %{}_i, %{}_n) {{reduction = \"{}\"}}", r, a.name, r, r,
+                             kReductions[pick(0, 3)]),
+                 a.shape);
             return;
           }
           default: {

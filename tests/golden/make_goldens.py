@@ -353,6 +353,30 @@ for dt in FLOATS + INTS:
         upcast=False)
 
 
+def scatter(x, i, u, combine=None):
+    """x with u written (or combined) at the coordinates in i's last dim, update by update."""
+    out = x.clone()
+    for j in range(i.shape[0]):
+        at = tuple(int(c) for c in i[j])
+        out[at] = u[j] if combine is None else combine(out[at], u[j])
+    return out
+
+
+for dt in ALL:
+    x = tensor(dt, (4, 5, 3))
+    rows = torch.tensor([[3], [0], [-2]])
+    add(f"scatter_nd_{dt}", "  %r = scatter_nd(%i0, %i1, %i2)\n  return %r", [x, rows, tensor(dt, (3, 5, 3))],
+        lambda x, i, u: scatter(x, i, u), upcast=False)
+for dt in FLOATS + INTS:
+    # Repeated coordinates where a second rounding cannot differ from torch's one.
+    repeated = dt in ("f32", "f64") or dt in INTS
+    cells = torch.tensor([[1, 2], [3, 0], [1, 2] if repeated else [2, 2], [-1, 4]])
+    for reduction, combine in [("add", torch.add), ("mul", torch.mul), ("max", torch.maximum), ("min", torch.minimum)]:
+        add(f"scatter_nd_{reduction}_{dt}", f"  %r = scatter_nd(%i0, %i1, %i2) {{reduction = \"{reduction}\"}}\n"
+            "  return %r", [tensor(dt, (4, 5, 2)), cells, tensor(dt, (4, 2))],
+            lambda x, i, u, c=combine: scatter(x, i, u, c), upcast=False)
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)

@@ -166,7 +166,7 @@ TEST(DenseValue, ComparesByContentAndCopiesShareTheBytes) {
   std::vector<float> a, b;
   const ir::Attribute x = weights(a), y = weights(b);
   EXPECT_EQ(x, y);  // different buffers, same bytes
-  b[50] = 1e9f;  // y views b
+  b[50] = 1e9f;     // y views b
   EXPECT_FALSE(x == y);
   const ir::Attribute copy = x;
   EXPECT_EQ(copy.dense->data, x.dense->data);
