@@ -7,8 +7,9 @@ both of torch.onnx's exporters, with a static and a dynamic batch.
 Nothing is downloaded: every model comes from a torchvision constructor,
 a transformers config, or a module written here from torch.nn layers.
 Random init hides bugs, so BatchNorm statistics, affine parameters and
-layer scales are drawn away from their identity values, and each
-classifier head is rescaled so that the outputs have a spread near 1.
+layer scales are drawn away from their identity values, parameters left
+at zero (torchvision's ViT head) are drawn at random, and the last layer
+is rescaled so that the outputs have a spread near 1.
 
 Each model lands in the layout of ONNX's backend test data, which
 graphc-onnx-conformance runs (tests/models/CMakeLists.txt):
@@ -235,18 +236,23 @@ def make_nontrivial(model):
     for name, p in model.named_parameters():
         if "layer_scale" in name:
             p.copy_(0.5 + 0.2 * torch.randn(p.shape, generator=g))
+        elif not p.any():  # a zero-initialised head (torchvision's ViT) or bias
+            fan_in = p[0].numel() if p.dim() > 1 else 1
+            p.copy_(torch.randn(p.shape, generator=g) * (fan_in**-0.5 if p.dim() > 1 else 0.1))
 
 
 def normalise_head(model, args):
-    """Rescales the last Linear (a classifier head) so that the outputs have
-    a standard deviation near 1."""
-    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
-    if not linears:
+    """Rescales the last Linear or convolution (a classifier head, a U-Net's
+    output conv) so that the outputs have a standard deviation near 1."""
+    layers = [m for m in model.modules() if isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d))]
+    if not layers:
         return
     std = float(model(*args).std())
-    if std > 0 and not 0.5 < std < 2:
-        linears[-1].weight.mul_(1 / std)
-        linears[-1].bias.mul_(1 / std)
+    assert std > 0, "the outputs are constant: a head is still zero"
+    if not 0.5 < std < 2:
+        layers[-1].weight.mul_(1 / std)
+        if layers[-1].bias is not None:
+            layers[-1].bias.mul_(1 / std)
 
 
 def save_tensor(t, path):

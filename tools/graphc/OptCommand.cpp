@@ -64,7 +64,7 @@ std::optional<std::string> optimise(const std::shared_ptr<const ir::SourceBuffer
 int listPasses() {
   std::puts("Passes (in registry order; `graphc opt` runs the default pipeline without --passes):");
   for (const passes::PassInfo& p : passes::registeredPasses())
-    std::printf("  %-14s %s\n", std::string(p.name).c_str(), std::string(p.description).c_str());
+    std::printf("  %-15s %s\n", std::string(p.name).c_str(), std::string(p.description).c_str());
   passes::PassManager pm;
   passes::addDefaultPipeline(pm);
   std::string pipeline;
