@@ -31,10 +31,9 @@ struct BuiltinBackend {
 };
 
 /// Defines a backend module's entry point (one per module).
-#define GRAPHC_BACKEND_PLUGIN(backendExpr)                                                 \
-  extern "C" __attribute__((visibility("default"))) graphc::codegen::BackendPlugin          \
-  graphc_backend_plugin() {                                                                \
-    return {graphc::codegen::kBackendPluginAbi, &(backendExpr)};                           \
+#define GRAPHC_BACKEND_PLUGIN(backendExpr)                                                                   \
+  extern "C" __attribute__((visibility("default"))) graphc::codegen::BackendPlugin graphc_backend_plugin() { \
+    return {graphc::codegen::kBackendPluginAbi, &(backendExpr)};                                             \
   }
 
 }  // namespace graphc::codegen
