@@ -1,5 +1,7 @@
 #include "ir/Builder.h"
 
+#include <cmath>
+
 #include "ir/Diagnostics.h"
 #include "ir/ShapeRules.h"
 
@@ -22,6 +24,11 @@ Attribute shapeAttribute(const Shape& shape) {
 Attribute scalarAttribute(DType dtype, double value) {
   if (isFloat(dtype)) return Attribute::ofFloat(value);
   if (dtype == DType::Bool) return Attribute::ofBool(value != 0);
+  // Saturating: a double at or past ±2^63 (INT64_MAX as a double is 2^63)
+  // is the int64 extreme, NaN is 0; a plain cast would be undefined.
+  if (std::isnan(value)) return Attribute::ofInt(0);
+  if (value >= 0x1p63) return Attribute::ofInt(INT64_MAX);
+  if (value < -0x1p63) return Attribute::ofInt(INT64_MIN);
   return Attribute::ofInt(static_cast<int64_t>(value));
 }
 

@@ -108,7 +108,8 @@ std::optional<int64_t> maxOf(const IndexPtr& e) {
       return std::nullopt;
     case Index::Kind::Add: {
       auto a = maxOf(e->lhs), b = maxOf(e->rhs);
-      if (a && b && *a <= INT64_MAX - *b) return *a + *b;
+      int64_t sum = 0;  // b may be negative (a padded window's offset)
+      if (a && b && !__builtin_add_overflow(*a, *b, &sum)) return sum;
       return std::nullopt;
     }
     case Index::Kind::Mul: {  // of non-negative factors (a negative constant: unknown)
@@ -176,7 +177,10 @@ IndexPtr fromDigit(const Digit& d) {
 IndexPtr add(IndexPtr a, IndexPtr b) {
   if (isConst(a, 0)) return b;
   if (isConst(b, 0)) return a;
-  if (a->kind == Index::Kind::Const && b->kind == Index::Kind::Const) return Index::constant(a->value + b->value);
+  int64_t folded = 0;  // folded unless it overflows (then left to the emitters' 64-bit arithmetic)
+  if (a->kind == Index::Kind::Const && b->kind == Index::Kind::Const &&
+      !__builtin_add_overflow(a->value, b->value, &folded))
+    return Index::constant(folded);
   if (a->kind == Index::Kind::Mul && a->rhs->kind == Index::Kind::Const) {
     const int64_t c = a->rhs->value;
     const Digit high = digitOf(a->lhs), low = digitOf(b);
@@ -191,7 +195,10 @@ IndexPtr mul(IndexPtr a, IndexPtr b) {
   if (isConst(a, 0) || isConst(b, 0)) return Index::constant(0);
   if (isConst(a, 1)) return b;
   if (isConst(b, 1)) return a;
-  if (a->kind == Index::Kind::Const && b->kind == Index::Kind::Const) return Index::constant(a->value * b->value);
+  int64_t folded = 0;
+  if (a->kind == Index::Kind::Const && b->kind == Index::Kind::Const &&
+      !__builtin_mul_overflow(a->value, b->value, &folded))
+    return Index::constant(folded);
   return binary(Index::Kind::Mul, std::move(a), std::move(b));
 }
 

@@ -87,7 +87,8 @@ runtime::Tensor NodeContext::requireConstant(size_t k, std::string_view what) co
   if (auto t = constant(k)) return *t;
   const std::string name = k < static_cast<size_t>(node.input_size()) ? node.input(static_cast<int>(k)) : "";
   // The hint names the graph inputs it comes from: only those can be given.
-  std::vector<std::string> inputs = inputs_[k] ? importer.inputsBehind(inputs_[k]) : std::vector<std::string>{};
+  std::vector<std::string> inputs =
+      k < inputs_.size() && inputs_[k] ? importer.inputsBehind(inputs_[k]) : std::vector<std::string>{};
   if (inputs.empty())
     fail(
         fmt::format("{} ('{}') must be known when the graph is built: an initializer, a Constant, or computed "

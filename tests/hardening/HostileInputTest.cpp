@@ -24,10 +24,12 @@
 #include "codegen/kernel/Lowering.h"
 #include "frontend/api/graphc.h"
 #include "frontend/parser/DiagnosticVerifier.h"
+#include "ir/Builder.h"
 #include "ir/SizeMath.h"
 #include "runtime/FileIO.h"
 #include "runtime/Npy.h"
 #include "runtime/Random.h"
+#include "tests/fuzz/FuzzChecks.h"
 
 namespace graphc {
 namespace {
@@ -469,6 +471,28 @@ TEST(DiskCache, UnsafeOrLyingEntriesAreMisses) {
   chmod((dir / "real").c_str(), 0666);
   EXPECT_EQ(codegen::readCacheEntry(dir / "real", key), std::nullopt);
   fs::remove_all(root);
+}
+
+/// What the fuzzers found in the model ops, as the fuzzers check it (a
+/// round trip, the default pipeline, kernel lowering, a reference run): a
+/// padded window's negative offset overflowed the index simplifier's bound
+/// (INT64_MAX - -1), and argmax over a symbolic dim converted 2^63 to int64.
+/// Under the asan preset's UBSan either was an abort.
+TEST(FuzzFindings, ModelOpsThatOnceHitUndefinedBehaviourStayClean) {
+  for (const char* file : {"tests/lit/parse/model-ops.graph", "tests/golden/cases/max_pool_i8.graph",
+                           "tests/golden/cases/avg_pool_include_pad_f32.graph"}) {
+    ir::DiagnosticEngine diags;
+    auto m = frontend::parseFile(std::string(GRAPHC_SOURCE_DIR) + "/" + file, diags);
+    ASSERT_TRUE(m) << file;
+    fuzz::checkModule(*m);
+  }
+}
+
+TEST(FuzzFindings, IntegerScalarsFromDoublesSaturate) {
+  EXPECT_EQ(ir::scalarAttribute(ir::DType::I64, static_cast<double>(INT64_MAX)).i, INT64_MAX);
+  EXPECT_EQ(ir::scalarAttribute(ir::DType::I64, -1e300).i, INT64_MIN);
+  EXPECT_EQ(ir::scalarAttribute(ir::DType::I64, NAN).i, 0);
+  EXPECT_EQ(ir::scalarAttribute(ir::DType::I32, -7.0).i, -7);
 }
 
 }  // namespace

@@ -435,6 +435,17 @@ TEST(OnnxImportRejects, AMissingRequiredInput) {
   expectRejected(model(g), "'Gemm': input 1 is required (node 'fc')", "2:3");
 }
 
+TEST(OnnxImportRejects, AShapeInputThatIsNotThere) {  // a fuzzer finding: no input at all once read past the end
+  onnx::GraphProto g;
+  g.set_name("g");
+  addNode(g, "ConstantOfShape", {}, {"y"}, "fill");
+  *g.add_output() = valueInfo("y", onnx::TensorProto::FLOAT, {int64_t{2}});
+  expectRejected(model(g),
+                 "'ConstantOfShape': the shape ('') must be known when the graph is built: an initializer, a "
+                 "Constant, or computed from them (node 'fill')",
+                 "2:3");
+}
+
 TEST(OnnxImportRejects, OperandsGraphcsTypeRulesReject) {
   onnx::GraphProto g = mlpGraph();
   *g.add_initializer() = int64s("k", {3}, {1, 2, 3});
