@@ -110,7 +110,6 @@ struct Jit::Impl : std::enable_shared_from_this<Jit::Impl> {
   std::list<std::string> recency;  // most recent first
   std::unordered_map<std::string, std::pair<std::shared_ptr<const CompiledKernel>, std::list<std::string>::iterator>>
       cache;
-  std::atomic<int> next = 0;
 
   void remember(const std::string& key, std::shared_ptr<const CompiledKernel> k) {
     if (cache.count(key)) return;  // another thread compiled it meanwhile: either copy serves
@@ -167,18 +166,18 @@ struct Jit::Impl : std::enable_shared_from_this<Jit::Impl> {
       return false;
     }
     dylib->addToLinkOrder(jit->getMainJITDylib());  // libm, libmvec and the process's symbols
-    auto code = std::shared_ptr<KernelCode>(new KernelCode{shared_from_this(), &*dylib});
-    if (auto e = jit->addObjectFile(*dylib, std::move(object))) {
+    // On failure the dylib goes here, under the lock this function holds
+    // (a KernelCode would take it again in its destructor).
+    auto drop = [&](llvm::Error e) {
       llvm::consumeError(std::move(e));
+      llvm::consumeError(jit->getExecutionSession().removeJITDylib(*dylib));
       return false;
-    }
+    };
+    if (auto e = jit->addObjectFile(*dylib, std::move(object))) return drop(std::move(e));
     auto address = jit->lookup(*dylib, kKernelSymbol);
-    if (!address) {
-      llvm::consumeError(address.takeError());
-      return false;
-    }
+    if (!address) return drop(address.takeError());
     out.address = address->toPtr<void*>();
-    out.code = std::move(code);
+    out.code = std::shared_ptr<KernelCode>(new KernelCode{shared_from_this(), &*dylib});
     return true;
   }
 
