@@ -192,6 +192,9 @@ GRAPHC_UNARY(relu, Relu)
 GRAPHC_UNARY(silu, Silu)
 GRAPHC_UNARY(erf, Erf)
 GRAPHC_UNARY(reciprocal, Reciprocal)
+GRAPHC_UNARY(floor, Floor)
+GRAPHC_UNARY(ceil, Ceil)
+GRAPHC_UNARY(round, Round)
 GRAPHC_UNARY(logical_not, LogicalNot)
 #undef GRAPHC_UNARY
 
@@ -278,7 +281,32 @@ GRAPHC_REDUCE(sum, Sum)
 GRAPHC_REDUCE(mean, Mean)
 GRAPHC_REDUCE(amax, Amax)
 GRAPHC_REDUCE(amin, Amin)
+GRAPHC_REDUCE(prod, Prod)
 #undef GRAPHC_REDUCE
+
+namespace {
+TracedTensor argExtremum(ir::OpId op, TracedTensor x, int64_t dim, bool keepdim, SourceLocation loc) {
+  ir::AttrMap a;
+  a.set("dim", ir::Attribute::ofInt(dim));
+  a.set("keepdim", ir::Attribute::ofBool(keepdim));
+  return emit1(op, {x}, loc, std::move(a));
+}
+}  // namespace
+
+TracedTensor argmax(TracedTensor x, int64_t dim, bool keepdim, SourceLocation loc) {
+  return argExtremum(ir::OpId::Argmax, x, dim, keepdim, loc);
+}
+TracedTensor argmin(TracedTensor x, int64_t dim, bool keepdim, SourceLocation loc) {
+  return argExtremum(ir::OpId::Argmin, x, dim, keepdim, loc);
+}
+
+TracedTensor cumsum(TracedTensor x, int64_t dim, bool exclusive, bool reverse, SourceLocation loc) {
+  ir::AttrMap a;
+  a.set("dim", ir::Attribute::ofInt(dim));
+  a.set("exclusive", ir::Attribute::ofBool(exclusive));
+  a.set("reverse", ir::Attribute::ofBool(reverse));
+  return emit1(ir::OpId::Cumsum, {x}, loc, std::move(a));
+}
 
 TracedTensor softmax(TracedTensor x, int64_t dim, SourceLocation loc) {
   ir::AttrMap a;
@@ -299,6 +327,71 @@ TracedTensor layer_norm(TracedTensor x, TracedTensor weight, std::optional<Trace
   TracedList operands{x, weight};
   if (bias) operands.push_back(*bias);
   return emit1(ir::OpId::LayerNorm, operands, loc, std::move(a));
+}
+
+TracedTensor batch_norm(TracedTensor x, TracedTensor mean, TracedTensor var, TracedTensor weight, TracedTensor bias,
+                        double eps, SourceLocation loc) {
+  ir::AttrMap a;
+  a.set("eps", ir::Attribute::ofFloat(eps));
+  return emit1(ir::OpId::BatchNorm, {x, mean, var, weight, bias}, loc, std::move(a));
+}
+
+TracedTensor group_norm(TracedTensor x, TracedTensor weight, TracedTensor bias, int64_t groups, double eps,
+                        SourceLocation loc) {
+  ir::AttrMap a;
+  a.set("groups", ir::Attribute::ofInt(groups));
+  a.set("eps", ir::Attribute::ofFloat(eps));
+  return emit1(ir::OpId::GroupNorm, {x, weight, bias}, loc, std::move(a));
+}
+
+namespace {
+/// The attributes a window op reads, those left empty omitted (defaults).
+ir::AttrMap windowAttrs(ir::OpId op, const WindowOptions& o) {
+  ir::AttrMap a;
+  auto ints = [&](const char* name, const std::vector<int64_t>& v) {
+    if (!v.empty()) a.set(name, ir::Attribute::ofInts(v));
+  };
+  ints("stride", o.stride);
+  ints("padding", o.padding);
+  if (op != ir::OpId::AvgPool) ints("dilation", o.dilation);
+  if (op == ir::OpId::Conv || op == ir::OpId::ConvTranspose) {
+    if (o.groups != 1) a.set("groups", ir::Attribute::ofInt(o.groups));
+  } else {
+    if (o.ceilMode) a.set("ceil_mode", ir::Attribute::ofBool(true));
+  }
+  if (op == ir::OpId::ConvTranspose) ints("output_padding", o.outputPadding);
+  if (op == ir::OpId::AvgPool && o.countIncludePad) a.set("count_include_pad", ir::Attribute::ofBool(true));
+  return a;
+}
+
+TracedTensor convolution(ir::OpId op, TracedTensor x, TracedTensor w, std::optional<TracedTensor> b,
+                         const WindowOptions& options, SourceLocation loc) {
+  TracedList operands{x, w};
+  if (b) operands.push_back(*b);
+  return emit1(op, operands, loc, windowAttrs(op, options));
+}
+
+TracedTensor pool(ir::OpId op, TracedTensor x, std::vector<int64_t> kernel, const WindowOptions& options,
+                  SourceLocation loc) {
+  ir::AttrMap a = windowAttrs(op, options);
+  a.set("kernel", ir::Attribute::ofInts(kernel));
+  return emit1(op, {x}, loc, std::move(a));
+}
+}  // namespace
+
+TracedTensor conv(TracedTensor x, TracedTensor w, std::optional<TracedTensor> b, const WindowOptions& options,
+                  SourceLocation loc) {
+  return convolution(ir::OpId::Conv, x, w, b, options, loc);
+}
+TracedTensor conv_transpose(TracedTensor x, TracedTensor w, std::optional<TracedTensor> b, const WindowOptions& options,
+                            SourceLocation loc) {
+  return convolution(ir::OpId::ConvTranspose, x, w, b, options, loc);
+}
+TracedTensor max_pool(TracedTensor x, std::vector<int64_t> kernel, const WindowOptions& options, SourceLocation loc) {
+  return pool(ir::OpId::MaxPool, x, std::move(kernel), options, loc);
+}
+TracedTensor avg_pool(TracedTensor x, std::vector<int64_t> kernel, const WindowOptions& options, SourceLocation loc) {
+  return pool(ir::OpId::AvgPool, x, std::move(kernel), options, loc);
 }
 
 TracedTensor matmul(TracedTensor a, TracedTensor b, SourceLocation loc) { return emit1(ir::OpId::Matmul, {a, b}, loc); }
@@ -369,6 +462,28 @@ TracedTensor gather(TracedTensor x, int64_t dim, TracedTensor index, SourceLocat
   return emit1(ir::OpId::Gather, {x, index}, loc, std::move(a));
 }
 
+TracedTensor gather_nd(TracedTensor x, TracedTensor index, int64_t batchDims, SourceLocation loc) {
+  ir::AttrMap a;
+  if (batchDims != 0) a.set("batch_dims", ir::Attribute::ofInt(batchDims));
+  return emit1(ir::OpId::GatherNd, {x, index}, loc, std::move(a));
+}
+
+TracedTensor scatter_nd(TracedTensor x, TracedTensor index, TracedTensor updates, std::string reduction,
+                        SourceLocation loc) {
+  ir::AttrMap a;
+  if (reduction != "none") a.set("reduction", ir::Attribute::ofString(std::move(reduction)));
+  return emit1(ir::OpId::ScatterNd, {x, index, updates}, loc, std::move(a));
+}
+
+TracedTensor resize(TracedTensor x, std::vector<Size> size, std::string mode, std::string coordinates,
+                    SourceLocation loc) {
+  ir::AttrMap a;
+  a.set("size", dimsAttribute(size));
+  a.set("mode", ir::Attribute::ofString(std::move(mode)));
+  a.set("coordinates", ir::Attribute::ofString(std::move(coordinates)));
+  return emit1(ir::OpId::Resize, {x}, loc, std::move(a));
+}
+
 TracedTensor squeeze(TracedTensor x, std::optional<int64_t> dim, SourceLocation loc) {
   ir::AttrMap a;
   if (dim) a.set("dim", ir::Attribute::ofInt(*dim));
@@ -394,6 +509,15 @@ TracedTensor constant(const Tensor& value, SourceLocation loc) {
   }
   std::vector<ir::TensorType> declared{value.type()};
   return emit(ir::OpId::Constant, {}, std::move(a), loc, &declared).front();
+}
+
+TracedTensor iota(DType dtype, std::vector<Size> shape, int64_t dim, double start, double step, SourceLocation loc) {
+  ir::AttrMap a;
+  a.set("dim", ir::Attribute::ofInt(dim));
+  a.set("start", ir::scalarAttribute(dtype, start));
+  a.set("step", ir::scalarAttribute(dtype, step));
+  std::vector<ir::TensorType> declared{TensorSpec{dtype, std::move(shape), {}}.type()};
+  return emit(ir::OpId::Iota, {}, std::move(a), loc, &declared).front();
 }
 
 TracedTensor full(double value, DType dtype, std::vector<Size> shape, SourceLocation loc) {

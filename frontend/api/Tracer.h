@@ -87,6 +87,10 @@ TracedTensor gelu(TracedTensor x, std::string approximate = "none", GRAPHC_HERE)
 TracedTensor silu(TracedTensor x, GRAPHC_HERE);
 TracedTensor erf(TracedTensor x, GRAPHC_HERE);
 TracedTensor reciprocal(TracedTensor x, GRAPHC_HERE);
+TracedTensor floor(TracedTensor x, GRAPHC_HERE);
+TracedTensor ceil(TracedTensor x, GRAPHC_HERE);
+/// Half to even, as torch.round.
+TracedTensor round(TracedTensor x, GRAPHC_HERE);
 TracedTensor logical_not(TracedTensor x, GRAPHC_HERE);
 TracedTensor cast(TracedTensor x, DType dtype, GRAPHC_HERE);
 
@@ -145,10 +149,42 @@ TracedTensor sum(TracedTensor x, std::vector<int64_t> dims = {}, bool keepdim = 
 TracedTensor mean(TracedTensor x, std::vector<int64_t> dims = {}, bool keepdim = false, GRAPHC_HERE);
 TracedTensor amax(TracedTensor x, std::vector<int64_t> dims = {}, bool keepdim = false, GRAPHC_HERE);
 TracedTensor amin(TracedTensor x, std::vector<int64_t> dims = {}, bool keepdim = false, GRAPHC_HERE);
+TracedTensor prod(TracedTensor x, std::vector<int64_t> dims = {}, bool keepdim = false, GRAPHC_HERE);
+/// The i64 index of the first maximum (minimum) along dim; a NaN counts as one.
+TracedTensor argmax(TracedTensor x, int64_t dim, bool keepdim = false, GRAPHC_HERE);
+TracedTensor argmin(TracedTensor x, int64_t dim, bool keepdim = false, GRAPHC_HERE);
+/// ONNX CumSum along dim (exclusive: each sum leaves its own element out).
+TracedTensor cumsum(TracedTensor x, int64_t dim, bool exclusive = false, bool reverse = false, GRAPHC_HERE);
 TracedTensor softmax(TracedTensor x, int64_t dim, GRAPHC_HERE);
 TracedTensor log_softmax(TracedTensor x, int64_t dim, GRAPHC_HERE);
 TracedTensor layer_norm(TracedTensor x, TracedTensor weight, std::optional<TracedTensor> bias = std::nullopt,
                         double eps = 1e-5, GRAPHC_HERE);
+/// torch.nn.functional.batch_norm in eval mode: x [N, C, ...], the rest [C].
+TracedTensor batch_norm(TracedTensor x, TracedTensor mean, TracedTensor var, TracedTensor weight, TracedTensor bias,
+                        double eps = 1e-5, GRAPHC_HERE);
+/// torch.nn.functional.group_norm: x [N, C, ...], weight and bias [C].
+TracedTensor group_norm(TracedTensor x, TracedTensor weight, TracedTensor bias, int64_t groups, double eps = 1e-5,
+                        GRAPHC_HERE);
+
+// --- convolution and pooling (over the trailing spatial dims of [N, C, ...]) --
+/// The attributes of a window op; empty lists take the defaults (stride and
+/// dilation 1, padding 0). `padding` lists every spatial dim's leading pad,
+/// then every trailing one (ONNX's pads).
+struct WindowOptions {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;                  // conv, conv_transpose
+  std::vector<int64_t> outputPadding;  // conv_transpose
+  bool ceilMode = false;               // pools
+  bool countIncludePad = false;        // avg_pool
+};
+/// torch's conv1d/conv2d/conv3d: w [C_out, C_in / groups, kernel...].
+TracedTensor conv(TracedTensor x, TracedTensor w, std::optional<TracedTensor> b = std::nullopt,
+                  const WindowOptions& options = {}, GRAPHC_HERE);
+/// torch's conv_transpose: w [C_in, C_out / groups, kernel...].
+TracedTensor conv_transpose(TracedTensor x, TracedTensor w, std::optional<TracedTensor> b = std::nullopt,
+                            const WindowOptions& options = {}, GRAPHC_HERE);
+TracedTensor max_pool(TracedTensor x, std::vector<int64_t> kernel, const WindowOptions& options = {}, GRAPHC_HERE);
+TracedTensor avg_pool(TracedTensor x, std::vector<int64_t> kernel, const WindowOptions& options = {}, GRAPHC_HERE);
 
 // --- linear algebra -------------------------------------------------------
 TracedTensor matmul(TracedTensor a, TracedTensor b, GRAPHC_HERE);
@@ -171,12 +207,24 @@ TracedTensor unsqueeze(TracedTensor x, int64_t dim, GRAPHC_HERE);
 TracedTensor index_select(TracedTensor x, int64_t dim, TracedTensor index, GRAPHC_HERE);
 /// torch.gather: out[i] = x[i with dim replaced by index[i]].
 TracedTensor gather(TracedTensor x, int64_t dim, TracedTensor index, GRAPHC_HERE);
+/// ONNX GatherND: the slices of x at the coordinates in index's last dim.
+TracedTensor gather_nd(TracedTensor x, TracedTensor index, int64_t batchDims = 0, GRAPHC_HERE);
+/// ONNX ScatterND: x with updates written (reduction "none") or combined
+/// ("add", "mul", "max", "min") at the coordinates in index's last dim.
+TracedTensor scatter_nd(TracedTensor x, TracedTensor index, TracedTensor updates, std::string reduction = "none",
+                        GRAPHC_HERE);
+/// ONNX Resize to `size`: mode "nearest" or "linear"; coordinates
+/// "asymmetric", "half_pixel", "pytorch_half_pixel" or "align_corners".
+TracedTensor resize(TracedTensor x, std::vector<Size> size, std::string mode = "nearest",
+                    std::string coordinates = "asymmetric", GRAPHC_HERE);
 
 // --- creation -------------------------------------------------------------
 /// A constant with `value`'s dtype, shape and contents.
 TracedTensor constant(const Tensor& value, GRAPHC_HERE);
 /// torch.full: `shape` may hold symbolic sizes of the graph's inputs.
 TracedTensor full(double value, DType dtype, std::vector<Size> shape, GRAPHC_HERE);
+/// start + step · index along dim, as torch.arange broadcast over `shape`.
+TracedTensor iota(DType dtype, std::vector<Size> shape, int64_t dim, double start = 0, double step = 1, GRAPHC_HERE);
 
 // --- control flow ---------------------------------------------------------
 using BranchFn = std::function<TracedList(const TracedList&)>;

@@ -132,6 +132,41 @@ TEST(TracerTest, EveryOpTracesAndCompilesToWhatTheReferenceComputes) {
   expectClose(compile(g, {.device = Device::Cpu}).run(inputs), compile(g, {.device = Device::Reference}).run(inputs));
 }
 
+TEST(TracerTest, TheModelOpsTraceAndCompileToWhatTheReferenceComputes) {
+  auto fn = [](TracedTensor img, TracedTensor w, TracedTensor c, TracedTensor rows, TracedTensor upd) {
+    TracedTensor y = conv(img, w, c, {.padding = {1, 1, 1, 1}});
+    TracedTensor n = batch_norm(y, c, abs(c) + 0.5, c, c);
+    TracedTensor t = conv_transpose(relu(n), w, std::nullopt, {.stride = {2, 2}});
+    TracedTensor flat = reshape(img, {2, -1});
+    TracedList outs{max_pool(n, {2, 2}, {.stride = {2, 2}}),
+                    avg_pool(n, {3, 3}, {.padding = {1, 1, 1, 1}, .countIncludePad = true}),
+                    t,
+                    group_norm(n, c, c, 2),
+                    floor(img * 3.0),
+                    ceil(img * 3.0),
+                    round(img * 3.0),
+                    prod(flat, {1}),
+                    cast(argmax(flat, 1), DType::F32),
+                    cast(argmin(flat, 0, true), DType::F32),
+                    cumsum(flat, 1, true, true),
+                    gather_nd(img, rows),
+                    scatter_nd(img, rows, upd, "add"),
+                    resize(img, {2, 3, 8, 10}, "linear", "half_pixel"),
+                    iota(DType::F32, {2, 5}, 1, 0.5, 0.25)};
+    return outs;
+  };
+  Graph g = trace(fn, {{DType::F32, {2, 3, 4, 5}, "img"},
+                       {DType::F32, {4, 3, 3, 3}, "w"},
+                       {DType::F32, {4}, "c"},
+                       {DType::I64, {2, 1}, "rows"},
+                       {DType::F32, {2, 3, 4, 5}, "upd"}});
+  Tensor rows = testing::tensorOf(DType::I64, {2, 1}, {1, -1});
+  std::vector<Tensor> inputs{rand({2, 3, 4, 5}, 1), rand({4, 3, 3, 3}, 2), rand({4}, 3), rows, rand({2, 3, 4, 5}, 4)};
+  for (std::string_view op : {"conv(", "batch_norm(", "conv_transpose(", "group_norm(", "scatter_nd(", "iota("})
+    EXPECT_NE(g.text().find(op), std::string::npos) << op;
+  expectClose(compile(g, {.device = Device::Cpu}).run(inputs), compile(g, {.device = Device::Reference}).run(inputs));
+}
+
 TEST(TracerTest, CondLiftsOuterValuesThroughNestedBranches) {
   // `w` is used two branches deep without being passed: both conds get it
   // as an extra operand, and the regions stay isolated (the graph verifies).
