@@ -8,8 +8,8 @@
 //
 //   where   $GRAPHC_BACKEND_DIR if set, else graphc/ beside the library or
 //           program holding this registry (lib/graphc/ from lib/libgraphc.so)
-//           and ../lib/graphc/ from it (from bin/graphc); the file is
-//           libgraphc-<device>.so.
+//           and ../lib/graphc/ or ../<install libdir>/graphc/ from it (from
+//           bin/graphc); the file is libgraphc-<device>.so.
 //   entry   the module's graphc_backend_plugin(), which returns the ABI
 //           string it was built with (kBackendPluginAbi, checked) and its
 //           Backend.
@@ -73,7 +73,10 @@ std::vector<fs::path> moduleFolders() {
   fs::path self = fs::canonical(fs::path(info.dli_fname), ec);
   if (ec) self = fs::path(info.dli_fname);
   const fs::path here = self.parent_path();
-  return {here / "graphc", here.parent_path() / "lib" / "graphc"};
+  std::vector<fs::path> folders{here / "graphc", here.parent_path() / "lib" / "graphc"};
+  if (fs::path(GRAPHC_INSTALL_LIBDIR) != "lib")
+    folders.push_back(here.parent_path() / GRAPHC_INSTALL_LIBDIR / "graphc");
+  return folders;
 }
 
 /// Loads the device's module; its Backend, or null with `error` set.
