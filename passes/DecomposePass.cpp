@@ -323,11 +323,21 @@ class Decomposer {
       slice.set("start", Attribute::ofInt(static_cast<int64_t>(t)));
       slice.set("end", Attribute::ofInt(static_cast<int64_t>(t) + 1));
       ir::Value* coordinate = reshape(b_.op(OpId::Slice, {index}, slice), column);
+      // The dim's size, for negative coordinates: a constant, or for a
+      // symbolic size a sum of that many ones (its value at run time).
+      ir::Value* size = nullptr;
       if (xs[t].isStatic()) {
-        ir::Value* negative = b_.op(OpId::Lt, {coordinate, b_.scalar(ir::DType::I64, 0)});
-        ir::Value* wrapped = b_.op(OpId::Add, {coordinate, b_.scalar(ir::DType::I64, static_cast<double>(xs[t].size))});
-        coordinate = b_.op(OpId::Where, {negative, wrapped, coordinate});
+        size = b_.scalar(ir::DType::I64, static_cast<double>(xs[t].size));
+      } else {
+        AttrMap one;
+        one.set("value", Attribute::ofInt(1));
+        ir::Value* ones =
+            ir::insertNode(b_.region(), b_.reserve(), OpId::Full, {}, one, {{ir::DType::I64, {xs[t]}}}, n_.loc)
+                ->result();
+        size = b_.op(OpId::Sum, {ones}, reduceAttrs({0}, false));
       }
+      ir::Value* negative = b_.op(OpId::Lt, {coordinate, b_.scalar(ir::DType::I64, 0)});
+      coordinate = b_.op(OpId::Where, {negative, b_.op(OpId::Add, {coordinate, size}), coordinate});
       ir::Value* same = b_.op(OpId::Eq, {coordinate, iota(grid, static_cast<int64_t>(t) + 1)});
       hit = hit ? b_.op(OpId::LogicalAnd, {hit, same}) : same;
     }
