@@ -126,7 +126,10 @@ void Tensor::fillBytes(uint8_t byte) { std::memset(storage_.get(), byte, nbytes(
 
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t k = shape.size(); k-- > 1;) strides[k - 1] = strides[k] * shape[k];
+  // Only an empty tensor's strides can overflow (a 0 in its shape, huge
+  // sizes beside it): no element is ever addressed, so 0 serves.
+  for (size_t k = shape.size(); k-- > 1;)
+    if (__builtin_mul_overflow(strides[k], shape[k], &strides[k - 1])) return std::vector<int64_t>(shape.size(), 0);
   return strides;
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/reference/Interpreter.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -145,6 +146,17 @@ std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inp
 
 std::vector<Tensor> evaluateNode(const ir::Node& n, const std::vector<Tensor>& operands,
                                  const std::vector<std::vector<int64_t>>& shapes) {
+  // Results with no elements need no computing; and the kernels' index
+  // arithmetic over the other sizes of an empty tensor (f32[0, 2^40, 2^40])
+  // could overflow. A region-carrying op still runs (cond evaluates its
+  // predicate in the interpreter, not here).
+  if (n.regions().empty() && !shapes.empty() &&
+      std::all_of(shapes.begin(), shapes.end(),
+                  [](const std::vector<int64_t>& s) { return std::find(s.begin(), s.end(), 0) != s.end(); })) {
+    std::vector<Tensor> empty;
+    for (size_t k = 0; k < shapes.size(); ++k) empty.emplace_back(n.result(k)->type.dtype, shapes[k]);
+    return empty;
+  }
   switch (n.info().category) {
     case ir::OpCategory::Unary:
     case ir::OpCategory::Binary:

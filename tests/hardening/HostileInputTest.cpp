@@ -488,6 +488,25 @@ TEST(FuzzFindings, ModelOpsThatOnceHitUndefinedBehaviourStayClean) {
   }
 }
 
+/// An empty tensor's other sizes may multiply past int64 (the ONNX fuzzer's
+/// find: strides of [0, 2^40, 2^40]). Its strides are never used, and an
+/// op whose results are empty computes nothing.
+TEST(FuzzFindings, EmptyTensorsWithHugeSizesBesideTheZero) {
+  EXPECT_EQ(runtime::contiguousStrides({0, int64_t{1} << 40, int64_t{1} << 40}), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(runtime::contiguousStrides({2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
+  auto m = testing::parseOk(
+      "graph @g(%x: f32[0, 1099511627776, 1099511627776]) -> (f32[0, 1099511627776, 1099511627775]) {\n"
+      "  %y = slice(%x) {dim = 2, start = 1}\n"
+      "  %z = exp(%y)\n"
+      "  return %z\n}\n");
+  ASSERT_TRUE(m);
+  runtime::Tensor x(ir::DType::F32, {0, int64_t{1} << 40, int64_t{1} << 40});
+  std::vector<runtime::Tensor> out = runtime::interpret(*m->entry(), {x});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].numel(), 0);
+  EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{0, int64_t{1} << 40, (int64_t{1} << 40) - 1}));
+}
+
 TEST(FuzzFindings, IntegerScalarsFromDoublesSaturate) {
   EXPECT_EQ(ir::scalarAttribute(ir::DType::I64, static_cast<double>(INT64_MAX)).i, INT64_MAX);
   EXPECT_EQ(ir::scalarAttribute(ir::DType::I64, -1e300).i, INT64_MIN);
