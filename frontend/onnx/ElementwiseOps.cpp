@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "frontend/onnx/ImportContext.h"
+#include "ir/Builder.h"
 
 namespace graphc::frontend::onnximport {
 
@@ -289,8 +290,9 @@ void clip(NodeContext& c) {
   ir::Value* x = c.required(0);
   ir::AttrMap attrs;
   ir::Value* y = x;
+  // Saturating for an integer x: a bound of 4e37 is INT64_MAX, not undefined.
   auto bound = [&](double v) {
-    return ir::isFloat(x->type.dtype) ? ir::Attribute::ofFloat(v) : ir::Attribute::ofInt(static_cast<int64_t>(v));
+    return ir::isFloat(x->type.dtype) ? ir::Attribute::ofFloat(v) : ir::scalarAttribute(ir::DType::I64, v);
   };
   std::vector<std::pair<size_t, OpId>> runtimeBounds;
   if (c.opset < 11) {

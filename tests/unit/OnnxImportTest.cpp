@@ -435,6 +435,22 @@ TEST(OnnxImportRejects, AMissingRequiredInput) {
   expectRejected(model(g), "'Gemm': input 1 is required (node 'fc')", "2:3");
 }
 
+TEST(OnnxImport, AnIntegerClipBoundPastInt64Saturates) {  // a fuzzer finding: the cast was undefined
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_input() = valueInfo("x", onnx::TensorProto::INT64, {int64_t{3}});
+  onnx::NodeProto* clip = addNode(g, "Clip", {"x"}, {"y"}, "clip");
+  onnx::AttributeProto* max = clip->add_attribute();
+  max->set_name("max");
+  max->set_type(onnx::AttributeProto::FLOAT);
+  max->set_f(4.25e37f);
+  *g.add_output() = valueInfo("y", onnx::TensorProto::INT64, {int64_t{3}});
+  Imported m = import(model(g, 6));
+  ASSERT_TRUE(m.result.module) << m.errors;
+  EXPECT_NE(ir::print(*m.result.module).find("max = 9223372036854775807"), std::string::npos)
+      << ir::print(*m.result.module);
+}
+
 TEST(OnnxImportRejects, AShapeInputThatIsNotThere) {  // a fuzzer finding: no input at all once read past the end
   onnx::GraphProto g;
   g.set_name("g");
