@@ -339,8 +339,8 @@ void concatOp(NodeContext& c) {
     c.setShapeOutput(0, joined);
     return;
   }
-  std::vector<ir::Value*> parts;
-  for (size_t k = 0; k < c.numInputs(); ++k) parts.push_back(c.required(k));
+  std::vector<ir::Value*> parts{c.required(0)};  // at least one (a fuzzer's Concat had none)
+  for (size_t k = 1; k < c.numInputs(); ++k) parts.push_back(c.required(k));
   const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), parts[0]->type.rank());
   c.setOutput(0, c.op(OpId::Concat, parts, oneAttr("dim", ir::Attribute::ofInt(axis))));
 }

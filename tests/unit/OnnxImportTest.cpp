@@ -451,6 +451,14 @@ TEST(OnnxImport, AnIntegerClipBoundPastInt64Saturates) {  // a fuzzer finding: t
       << ir::print(*m.result.module);
 }
 
+TEST(OnnxImportRejects, AConcatOfNothing) {  // a fuzzer finding: parts[0] of no parts
+  onnx::GraphProto g;
+  g.set_name("g");
+  intAttr(addNode(g, "Concat", {}, {"y"}, "join"), "axis", 0);
+  *g.add_output() = valueInfo("y", onnx::TensorProto::FLOAT, {int64_t{2}});
+  expectRejected(model(g), "'Concat': input 0 is required (node 'join')", "2:3");
+}
+
 TEST(OnnxImportRejects, AShapeInputThatIsNotThere) {  // a fuzzer finding: no input at all once read past the end
   onnx::GraphProto g;
   g.set_name("g");
