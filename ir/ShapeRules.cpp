@@ -237,6 +237,15 @@ TypeRuleResult cumsum(const OpInfo& op, const TypeRuleInput& in) {
   return one(TensorType{isFloat(x.dtype) ? x.dtype : DType::I64, x.shape});
 }
 
+namespace {
+/// The normalisations' `eps`, when given, must be positive.
+std::string positiveEps(const OpInfo& op, const AttrMap& attrs) {
+  if (const Attribute* eps = attrs.find("eps"); eps && !(eps->asDouble() > 0))
+    return fmt::format("'eps' of '{}' must be positive, got {}", op.name, toString(*eps));
+  return {};
+}
+}  // namespace
+
 TypeRuleResult layerNorm(const OpInfo& op, const TypeRuleInput& in) {
   const TensorType& x = in.operands[0];
   const TensorType& w = in.operands[1];
@@ -251,8 +260,7 @@ TypeRuleResult layerNorm(const OpInfo& op, const TypeRuleInput& in) {
   if (in.operands.size() == 3 && in.operands[2].shape != w.shape)
     return fail(fmt::format("the bias {} of 'layer_norm' does not match its weight {}", toString(in.operands[2].shape),
                             toString(w.shape)));
-  if (const Attribute* eps = in.attrs.find("eps"); eps && !(eps->asDouble() > 0))
-    return fail(fmt::format("'eps' of 'layer_norm' must be positive, got {}", toString(*eps)));
+  if (auto e = positiveEps(op, in.attrs); !e.empty()) return fail(e);
   return one(x);
 }
 
@@ -266,8 +274,7 @@ TypeRuleResult batchNorm(const OpInfo& op, const TypeRuleInput& in) {
     if (in.operands[k].shape != Shape{x.shape[1]})
       return fail(fmt::format("the {} {} of 'batch_norm' must be [C] = [{}]", names[k], toString(in.operands[k].shape),
                               toString(x.shape[1])));
-  if (const Attribute* eps = in.attrs.find("eps"); eps && !(eps->asDouble() > 0))
-    return fail(fmt::format("'eps' of 'batch_norm' must be positive, got {}", toString(*eps)));
+  if (auto e = positiveEps(op, in.attrs); !e.empty()) return fail(e);
   return one(x);
 }
 
@@ -285,8 +292,7 @@ TypeRuleResult groupNorm(const OpInfo& op, const TypeRuleInput& in) {
     if (in.operands[k].shape != Shape{c})
       return fail(fmt::format("the {} {} of 'group_norm' must be [C] = [{}]", k == 1 ? "weight" : "bias",
                               toString(in.operands[k].shape), c.size));
-  if (const Attribute* eps = in.attrs.find("eps"); eps && !(eps->asDouble() > 0))
-    return fail(fmt::format("'eps' of 'group_norm' must be positive, got {}", toString(*eps)));
+  if (auto e = positiveEps(op, in.attrs); !e.empty()) return fail(e);
   return one(x);
 }
 

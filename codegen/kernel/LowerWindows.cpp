@@ -133,6 +133,21 @@ WindowReads forwardReads(const Shape& in, const Shape& out, const std::vector<in
 
 }  // namespace
 
+/// What both convolutions compute from their input and weight reads:
+/// sum over the window of input · weight in the accumulation type, plus
+/// the bias of the output channel, cast to the result's dtype.
+ExprPtr Lowerer::convolutionSum(const Node& n, ExprPtr input, ExprPtr weight, const IndexPtr& outChannel) {
+  const DType t = n.result()->type.dtype, acc = accumulationType(t);
+  auto sum = std::make_shared<Expr>();
+  sum->kind = Expr::Kind::Reduce;
+  sum->op = OpId::Sum;
+  sum->dtype = acc;
+  sum->args = {opOf(OpId::Mul, acc, {castTo(std::move(input), acc), castTo(std::move(weight), acc)})};
+  ExprPtr r = sum;
+  if (n.operands.size() == 3) r = opOf(OpId::Add, acc, {r, castTo(eval(n.operands[2], {outChannel}), acc)});
+  return castTo(r, t);
+}
+
 ExprPtr Lowerer::convolution(const Node& n) {
   const Value* x = n.operands[0];
   const Value* w = n.operands[1];
@@ -147,17 +162,7 @@ ExprPtr Lowerer::convolution(const Node& n) {
   Indices xIdx = {o[0], channel}, wIdx = {o[1], ci};
   xIdx.insert(xIdx.end(), reads.at.begin(), reads.at.end());
   for (size_t k = 0; k < kernel.size(); ++k) wIdx.push_back(Index::var(static_cast<int64_t>(outerRank_ + 1 + k)));
-  const DType t = n.result()->type.dtype, acc = accumulationType(t);
-  ExprPtr product = opOf(OpId::Mul, acc,
-                         {castTo(paddedRead(x, xIdx, reads.guarded, reads.sizes, 0), acc), castTo(eval(w, wIdx), acc)});
-  auto sum = std::make_shared<Expr>();
-  sum->kind = Expr::Kind::Reduce;
-  sum->op = OpId::Sum;
-  sum->dtype = acc;
-  sum->args = {product};
-  ExprPtr r = sum;
-  if (n.operands.size() == 3) r = opOf(OpId::Add, acc, {r, castTo(eval(n.operands[2], {o[1]}), acc)});
-  return castTo(r, t);
+  return convolutionSum(n, paddedRead(x, xIdx, reads.guarded, reads.sizes, 0), eval(w, wIdx), o[1]);
 }
 
 ExprPtr Lowerer::transposedConvolution(const Node& n) {
@@ -188,17 +193,7 @@ ExprPtr Lowerer::transposedConvolution(const Node& n) {
     xIdx.push_back(clamp(i, c(size)));
     wIdx.push_back(add(c(kernel[k] - 1), mul(r, c(-1))));
   }
-  const DType t = n.result()->type.dtype, acc = accumulationType(t);
-  ExprPtr product =
-      opOf(OpId::Mul, acc, {castTo(paddedRead(x, xIdx, guarded, sizes, 0), acc), castTo(eval(w, wIdx), acc)});
-  auto sum = std::make_shared<Expr>();
-  sum->kind = Expr::Kind::Reduce;
-  sum->op = OpId::Sum;
-  sum->dtype = acc;
-  sum->args = {product};
-  ExprPtr r = sum;
-  if (n.operands.size() == 3) r = opOf(OpId::Add, acc, {r, castTo(eval(n.operands[2], {o[1]}), acc)});
-  return castTo(r, t);
+  return convolutionSum(n, paddedRead(x, xIdx, guarded, sizes, 0), eval(w, wIdx), o[1]);
 }
 
 ExprPtr Lowerer::pooling(const Node& n) {

@@ -73,6 +73,7 @@ class Lowerer {
   ExprPtr windowValue(const ir::Node& n);
   ExprPtr convolution(const ir::Node& n);
   ExprPtr transposedConvolution(const ir::Node& n);
+  ExprPtr convolutionSum(const ir::Node& n, ExprPtr input, ExprPtr weight, const IndexPtr& outChannel);
   ExprPtr pooling(const ir::Node& n);
   ExprPtr cumulativeSum(const ir::Node& n);
   /// x read at a window position that may fall in the padding: `pad` there.

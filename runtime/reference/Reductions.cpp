@@ -63,10 +63,7 @@ Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>&
         accI[slot] = n.op == OpId::Amax ? std::max(accI[slot], v) : std::min(accI[slot], v);
     }
     ++seen[slot];
-    for (int64_t k = rank; k-- > 0;) {
-      if (++counter[k] < x.shape()[k]) break;
-      counter[k] = 0;
-    }
+    nextIndex(counter, x.shape());
   }
   Tensor out(n.result()->type.dtype, shape);
   for (int64_t o = 0; o < outCount; ++o) {

@@ -11,6 +11,15 @@
 
 namespace graphc::runtime::reference {
 
+/// Steps `index` to the next element of `sizes` in C order (an odometer:
+/// the last dim fastest), wrapping to all zeros after the last.
+inline void nextIndex(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (++index[d] < sizes[d]) return;
+    index[d] = 0;
+  }
+}
+
 /// Calls visit(i, src) for each element i (C order) of `shape`, where
 /// src = offset + Σ index[k] * strides[k]: the one strided walk behind
 /// broadcasting and the shape ops.

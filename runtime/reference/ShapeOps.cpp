@@ -269,11 +269,7 @@ Tensor resizeTensor(const ir::Node& n, const Tensor& x, const std::vector<int64_
       }
       out.setDouble(i, v);
     }
-    for (size_t d = rank; d-- > 0;)
-      if (++o[d] < shape[d])
-        break;
-      else
-        o[d] = 0;
+    nextIndex(o, shape);
   }
   return out;
 }

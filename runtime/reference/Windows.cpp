@@ -61,17 +61,9 @@ std::vector<int64_t> windowTable(const std::vector<int64_t>& from, const std::ve
         linear = at < 0 || at >= to[d] ? -1 : linear * to[d] + at;
       }
       table[static_cast<size_t>(pi * kernelPoints + ki)] = linear;
-      for (size_t d = spatial; d-- > 0;)  // odometer over the kernel
-        if (++k[d] < kernel[d])
-          break;
-        else
-          k[d] = 0;
+      nextIndex(k, kernel);
     }
-    for (size_t d = spatial; d-- > 0;)
-      if (++p[d] < from[d])
-        break;
-      else
-        p[d] = 0;
+    nextIndex(p, from);
   }
   return table;
 }
@@ -152,11 +144,7 @@ std::vector<double> poolDivisors(const std::vector<int64_t>& inSpatial, const st
           static_cast<double>(includePad ? end - start : std::min(end, inSpatial[d]) - std::max<int64_t>(start, 0));
     }
     divisor = count;
-    for (size_t d = spatial; d-- > 0;)
-      if (++o[d] < outSpatial[d])
-        break;
-      else
-        o[d] = 0;
+    nextIndex(o, outSpatial);
   }
   return out;
 }
