@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/kernel/Lowering.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
 
@@ -97,6 +98,9 @@ class Backend {
   virtual std::vector<std::string_view> emitKinds() const { return {}; }
   /// Why it cannot run graphs on this machine ("" when it can).
   virtual std::string unavailableReason() const { return ""; }
+  /// How it lowers fused ops to the kernel IR (what --emit=kernels and a
+  /// debug dump print for it).
+  virtual kernel::LowerOptions lowerOptions() const { return {}; }
 
   /// Compiles `g` (already through the pipeline when runsPipeline()); the
   /// Executable refers to `g`, which must outlive it. Throws

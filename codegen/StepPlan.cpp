@@ -112,13 +112,13 @@ std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g,
   return Planner(kernels, kernelOf).plan(g.body, &buffers);
 }
 
-LoweredKernels lowerKernels(const ir::Graph& g) {
+LoweredKernels lowerKernels(const ir::Graph& g, const kernel::LowerOptions& options) {
   LoweredKernels out;
   out.fused = codegen::kernel::fusedOps(g.body);
   for (size_t i = 0; i < out.fused.size(); ++i) {
     const ir::Node* f = out.fused[i];
     try {
-      out.kernels.push_back(std::make_shared<codegen::kernel::Kernel>(codegen::kernel::lower(*f)));
+      out.kernels.push_back(std::make_shared<codegen::kernel::Kernel>(codegen::kernel::lower(*f, options)));
     } catch (const ir::Error& e) {
       throw ir::LocatedError(f->loc, e.what());
     }

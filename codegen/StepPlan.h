@@ -64,7 +64,7 @@ struct LoweredKernels {
   std::vector<std::shared_ptr<const codegen::kernel::Kernel>> kernels;
   std::unordered_map<const ir::Node*, int> position;
 };
-LoweredKernels lowerKernels(const ir::Graph& g);
+LoweredKernels lowerKernels(const ir::Graph& g, const kernel::LowerOptions& options = {});
 
 /// Throws the reference interpreter's error for a kernel step that would
 /// store an amax or amin of an empty row (a reduction over a dim of size 0

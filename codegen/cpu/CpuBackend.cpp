@@ -25,7 +25,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 /// does not lower.
 kernel::Kernel lowerAt(const ir::Node& fused) {
   try {
-    return kernel::lower(fused);
+    return kernel::lower(fused, cpuLowerOptions());
   } catch (const ir::LocatedError&) {
     throw;
   } catch (const ir::Error& e) {
@@ -37,6 +37,7 @@ class CpuBackend final : public Backend {
  public:
   Device device() const override { return Device::Cpu; }
   std::vector<std::string_view> emitKinds() const override { return {"llvm", "asm"}; }
+  kernel::LowerOptions lowerOptions() const override { return cpuLowerOptions(); }
 
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& g, const CompileOptions&,
                                                CompileReport& report) const override {

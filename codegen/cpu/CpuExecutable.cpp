@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "runtime/cpu/Eigh.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/ThreadPool.h"
+#include "runtime/cpu/gemm/MicroKernel.h"
 #include "runtime/reference/Interpreter.h"
 #include "runtime/reference/ReferenceOps.h"
 
@@ -81,7 +83,6 @@ struct BoundStep {
   int64_t cancelPiece = 1;  // outer points between two looks at RunOptions::cancel
   runtime::cpu::GemmProblem gemm;
   std::vector<float> gemmA, gemmB;  // f16/bf16 operands widened to f32
-  std::vector<std::vector<std::byte>> scratch;
   std::unique_ptr<BoundRegion> branches[2];
 };
 
@@ -90,14 +91,62 @@ struct BoundRegion {
   std::vector<BoundStep> steps;
 };
 
+/// A GEMM step's operands packed at compile time (the constant ones).
+struct Prepacked {
+  std::optional<runtime::cpu::PackedWeights> a, b;
+};
+using PrepackedSteps = std::unordered_map<const StepPlan*, Prepacked>;
+
+/// The conv kernel's geometry in the GEMM runtime's terms.
+runtime::cpu::gemm::ConvGeometry convGeometry(const codegen::kernel::ConvAsGemm& c) {
+  return {c.channels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin};
+}
+
+/// Packs the constant f32 operands of every GEMM step of `plan` (cond
+/// branches included) for the host's micro-kernel: the weights of a
+/// linear, a matmul or a convolution are packed once, here, instead of on
+/// every call.
+void prepack(const RegionPlan& plan, PrepackedSteps& out) {
+  for (const StepPlan& s : plan.steps) {
+    for (const auto& branch : s.branches)
+      if (branch) prepack(*branch, out);
+    if (s.kind != StepPlan::Kind::Gemm) continue;
+    const codegen::kernel::Gemm& g = *s.kernelIR->gemm;
+    auto constant = [&](int input) -> const Tensor* {
+      const SlotPlan& slot = plan.slots[static_cast<size_t>(s.inputs[static_cast<size_t>(input)])];
+      if (slot.where != SlotPlan::Where::Constant || slot.constant.dtype() != ir::DType::F32) return nullptr;
+      return &slot.constant;
+    };
+    Prepacked p;
+    if (g.conv) {  // the filters [M, K]
+      if (const Tensor* w = constant(g.a)) {
+        const int64_t m = w->shape()[0], positions = convGeometry(*g.conv).positions();
+        const runtime::cpu::gemm::MicroKernel& kernel = runtime::cpu::gemm::hostMicroKernel();
+        p.a =
+            runtime::cpu::packWeightsA(w->as<float>(), 1, m, w->numel() / std::max<int64_t>(m, 1),
+                                       runtime::cpu::convolutionTilesTransposed(m, positions) ? kernel.nr : kernel.mr);
+      }
+    } else if (const Tensor* w = constant(g.b); w && w->shape().size() >= (g.transposeB ? 2u : 1u)) {
+      // [..., k, n] matrices (a vector is one column), or a linear's [n, k]
+      const std::vector<int64_t>& shape = w->shape();
+      const int64_t k = g.transposeB ? shape.back() : shape.size() == 1 ? shape[0] : shape[shape.size() - 2];
+      const int64_t n = g.transposeB ? shape[0] : shape.size() == 1 ? 1 : shape.back();
+      const int64_t matrices = k * n == 0 ? 0 : w->numel() / (k * n);
+      if (matrices > 0) p.b = runtime::cpu::packWeightsB(w->as<float>(), matrices, k, n, g.transposeB);
+    }
+    if (p.a || p.b) out.emplace(&s, std::move(p));
+  }
+}
+
 struct AlignedFree {
   void operator()(std::byte* p) const { std::free(p); }
 };
 
 class Binder {
  public:
-  Binder(const ir::SymbolBindings& sizes, const std::vector<std::shared_ptr<const CompiledKernel>>& kernels)
-      : sizes_(sizes), kernels_(kernels) {}
+  Binder(const ir::SymbolBindings& sizes, const std::vector<std::shared_ptr<const CompiledKernel>>& kernels,
+         const PrepackedSteps& prepacked)
+      : sizes_(sizes), kernels_(kernels), prepacked_(prepacked) {}
 
   std::unique_ptr<BoundRegion> bind(const RegionPlan& plan, const std::vector<Tensor>& params,
                                     const std::vector<Tensor>& results, std::byte* arena) {
@@ -155,6 +204,23 @@ class Binder {
     runtime::cpu::GemmProblem& p = b.gemm;
     const ir::DType t = a.dtype();
     p.dtype = t == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32;
+    if (auto it = prepacked_.find(b.plan); it != prepacked_.end()) {
+      p.packedA = it->second.a ? &*it->second.a : nullptr;
+      p.packedB = it->second.b ? &*it->second.b : nullptr;
+    }
+    if (g.conv) {  // a = the filters [m, k], b = the images
+      p.conv = convGeometry(*g.conv);
+      p.m = a.shape()[0];
+      p.k = p.conv->k();
+      p.n = p.conv->positions();
+      p.transposedTiles = runtime::cpu::convolutionTilesTransposed(p.m, p.n);
+      const int64_t images = w.shape()[0];
+      p.aOffsets.assign(static_cast<size_t>(images), 0);
+      for (int64_t i = 0; i < images; ++i) p.bOffsets.push_back(i * p.conv->imageFloats());
+      p.a = a.data();
+      p.b = w.data();
+      return;
+    }
     p.transposeB = g.transposeB;
     p.k = a.shape().back();
     if (g.transposeB) {  // linear: x [..., k] · w [n, k]ᵀ
@@ -181,6 +247,7 @@ class Binder {
 
   const ir::SymbolBindings& sizes_;
   const std::vector<std::shared_ptr<const CompiledKernel>>& kernels_;
+  const PrepackedSteps& prepacked_;
 };
 
 // ---- execution --------------------------------------------------------------
@@ -226,7 +293,7 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
             runtime::checkCancelled(options);  // between output tiles
             fn(s.buffers.data(), s.sizes.data(), begin, end, acc);
           },
-          s.scratch, pool);
+          runtime::cpu::GemmScratch::forThisThread(), pool);
       return;
     }
     case StepPlan::Kind::Eigh: runtime::cpu::eigh(s.inputs[0], s.plan->uplo, s.outputs[0], s.outputs[1], pool); return;
@@ -275,7 +342,9 @@ class CpuExecutable final : public runtime::Executable {
  public:
   CpuExecutable(const ir::Graph& g, std::vector<std::shared_ptr<const CompiledKernel>> kernels,
                 std::unique_ptr<RegionPlan> plan)
-      : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {}
+      : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {
+    prepack(*plan_, prepacked_);
+  }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const runtime::RunOptions& options) override {
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
@@ -284,6 +353,7 @@ class CpuExecutable final : public runtime::Executable {
       outputs.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
     Call call = bind(sizes, inputs, outputs);
     execute(*call.region, pool_, options);
+    keepArena(std::move(call));
     return outputs;
   }
 
@@ -321,6 +391,7 @@ class CpuExecutable final : public runtime::Executable {
  private:
   struct Call {
     std::unique_ptr<std::byte, AlignedFree> arena;
+    int64_t arenaBytes = 0;
     std::unique_ptr<BoundRegion> region;
   };
 
@@ -330,24 +401,46 @@ class CpuExecutable final : public runtime::Executable {
     // line keeps a zero-byte arena a valid allocation.
     const int64_t bytes = plan_->arenaSize.evaluate(sizes);
     const int64_t allocation = ir::checkedAdd(bytes, kArenaAlignment, "the arena size");
-    call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, static_cast<size_t>(allocation))));
-    if (!call.arena) throw ir::Error(fmt::format("out of memory allocating the {}-byte arena", bytes));
-    call.region = Binder(sizes, kernels_).bind(*plan_, inputs, outputs, call.arena.get());
+    {
+      std::lock_guard lock(spareMutex_);
+      if (spare_.arena && spare_.arenaBytes >= allocation) {
+        call.arena = std::move(spare_.arena);
+        call.arenaBytes = spare_.arenaBytes;
+      }
+    }
+    if (!call.arena) {
+      call.arena.reset(static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, static_cast<size_t>(allocation))));
+      if (!call.arena) throw ir::Error(fmt::format("out of memory allocating the {}-byte arena", bytes));
+      call.arenaBytes = allocation;
+    }
+    call.region = Binder(sizes, kernels_, prepacked_).bind(*plan_, inputs, outputs, call.arena.get());
     return call;
+  }
+
+  /// Keeps a finished run's arena for the next run (the largest one seen):
+  /// a fresh allocation of a model's arena costs a page fault per page on
+  /// every run.
+  void keepArena(Call call) {
+    call.region.reset();
+    std::lock_guard lock(spareMutex_);
+    if (!spare_.arena || spare_.arenaBytes < call.arenaBytes) spare_ = std::move(call);
   }
 
   const ir::Graph& graph_;
   std::vector<std::shared_ptr<const CompiledKernel>> kernels_;  // by StepPlan::kernel
   std::unique_ptr<RegionPlan> plan_;
+  PrepackedSteps prepacked_;  // read-only after construction: shared by every call
   runtime::ThreadPool& pool_;
   std::mutex captureMutex_;
   Call captured_;
+  std::mutex spareMutex_;
+  Call spare_;  // an arena no run holds
 };
 
 }  // namespace
 
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report) {
-  const codegen::LoweredKernels lowered = codegen::lowerKernels(g);
+  const codegen::LoweredKernels lowered = codegen::lowerKernels(g, cpuLowerOptions());
   auto kernels = compileKernels(lowered, report);
   auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
   return std::make_unique<CpuExecutable>(g, std::move(kernels), std::move(plan));

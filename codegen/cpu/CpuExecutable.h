@@ -1,6 +1,8 @@
 // The CPU backend's Executable: compiles a graph that went through the
 // default pipeline (fused kernels, memory plan) into a plan of steps —
-// JIT-compiled kernels, OpenBLAS GEMMs with their JIT-compiled epilogues,
+// JIT-compiled kernels, GEMMs and convolutions on the packed GEMM
+// (runtime/cpu/Gemm.h, constant weights packed here, once) with their
+// JIT-compiled epilogues,
 // eigh, cond steps holding their branches' plans, and the few ops no kernel
 // holds — over buffers in one arena, and runs it on the thread pool.
 #pragma once
@@ -14,6 +16,9 @@
 #include "runtime/Executable.h"
 
 namespace graphc::codegen::cpu {
+
+/// How the cpu backend lowers fused ops: convolutions as GEMMs.
+inline kernel::LowerOptions cpuLowerOptions() { return {.convolutionsAsGemm = true}; }
 
 /// Throws ir::LocatedError (at the node) for a kernel the backend cannot
 /// compile. The Executable refers to `g`, which must outlive it. `report`,

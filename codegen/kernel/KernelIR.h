@@ -82,12 +82,22 @@ struct Store {
 
 /// A row reduction kernel reduces `reduceSizes` (inner loops) for every
 /// point of the outer loops; a GEMM kernel computes `acc` for every point.
+/// A convolution computed as a GEMM per image (the cpu backend's
+/// convolutions of groups 1 in f32): a holds the filters [M, K], b the
+/// images, K = channels · ∏kernel; C[n] = a · im2col(b[n]) is image n's
+/// output [M, ∏out]. The geometry is static (the batch may not be).
+struct ConvAsGemm {
+  int64_t channels = 0;
+  std::vector<int64_t> in, out, kernel, stride, dilation, padBegin;  // per spatial dim
+};
+
 struct Gemm {
   int a = -1, b = -1;                    // input buffers
   bool transposeB = false;               // linear: b is [out, in]
   IndexPtr k;                            // contraction size
   std::vector<IndexPtr> aIndex, bIndex;  // in terms of the outer vars and var `kVar`
   int64_t kVar = 0;
+  std::optional<ConvAsGemm> conv;  // a convolution: aIndex, bIndex unused
 };
 
 struct Kernel {

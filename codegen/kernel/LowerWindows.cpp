@@ -196,6 +196,66 @@ ExprPtr Lowerer::transposedConvolution(const Node& n) {
   return convolutionSum(n, paddedRead(x, xIdx, guarded, sizes, 0), eval(w, wIdx), o[1]);
 }
 
+bool Lowerer::convolutionAsGemmFits(const Node& n) const {
+  if (n.op != OpId::Conv || groupsOf(n) != 1 || n.result()->type.dtype != DType::F32) return false;
+  const Value* x = n.operands[0];
+  const Value* w = n.operands[1];
+  if (x->type.dtype != DType::F32 || w->type.dtype != DType::F32 || !inputOf_.count(x) || !inputOf_.count(w))
+    return false;
+  const size_t rank = x->type.shape.size();
+  if (rank < 3 || rank > 5) return false;
+  // Everything but the batch static (the packing's loops are planned from it).
+  auto staticFrom = [](const Shape& s, size_t first) {
+    for (size_t d = first; d < s.size(); ++d)
+      if (!s[d].isStatic() || s[d].size == 0) return false;
+    return true;
+  };
+  return staticFrom(x->type.shape, 1) && staticFrom(w->type.shape, 0) && staticFrom(n.result()->type.shape, 1);
+}
+
+void Lowerer::convolutionGemmKernel() {
+  const Node& n = *window_;
+  k_.kind = KernelKind::MatmulEpilogue;
+  k_.outer = n.result()->type.shape;
+  outerRank_ = k_.outer.size();
+  const Shape& x = n.operands[0]->type.shape;
+  ConvAsGemm conv;
+  conv.channels = x[1].size;
+  conv.kernel = kernelOf(n);
+  const rules::WindowGeometry g = geometryOf(n, conv.kernel.size());
+  int64_t k = conv.channels;
+  for (size_t d = 0; d < conv.kernel.size(); ++d) {
+    conv.in.push_back(x[2 + d].size);
+    conv.out.push_back(k_.outer[2 + d].size);
+    k *= conv.kernel[d];
+  }
+  conv.stride = g.stride;
+  conv.dilation = g.dilation;
+  conv.padBegin = g.padBegin;
+  Gemm gemm;
+  gemm.a = inputOf_.at(n.operands[1]);
+  gemm.b = inputOf_.at(n.operands[0]);
+  gemm.k = Index::constant(k);
+  gemm.kVar = static_cast<int64_t>(outerRank_);
+  gemm.conv = std::move(conv);
+  k_.gemm = std::move(gemm);
+  for (size_t i = 0; i < body_.returns.size(); ++i) {
+    if (body_.returns[i]->type.shape != k_.outer)
+      throw Error("kernel IR: a convolution kernel stores a result of another shape than its conv's");
+    Indices idx = vars(outerRank_);
+    k_.stores.push_back({static_cast<int>(i), idx, eval(body_.returns[i], idx), false});
+  }
+}
+
+ExprPtr Lowerer::convolutionAccumulator(const Node& n, const Indices& idx, std::shared_ptr<Expr> e) {
+  if (!sameIndex(idx, vars(outerRank_)))
+    throw Error("kernel IR: the epilogue reads the convolution's result through an index map");
+  e->kind = Expr::Kind::Acc;
+  e->dtype = DType::F32;
+  if (n.operands.size() < 3) return e;
+  return opOf(OpId::Add, DType::F32, {e, castTo(eval(n.operands[2], {idx[1]}), DType::F32)});
+}
+
 ExprPtr Lowerer::pooling(const Node& n) {
   const Value* x = n.operands[0];
   const std::vector<int64_t> kernel = kernelOf(n);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/kernel/KernelIR.h"
+#include "codegen/kernel/Lowering.h"
 
 namespace graphc::codegen::kernel {
 
@@ -43,7 +44,7 @@ bool isWindow(OpId op);
 
 class Lowerer {
  public:
-  explicit Lowerer(const ir::Node& fused);
+  Lowerer(const ir::Node& fused, const LowerOptions& options);
 
   Kernel run();
 
@@ -74,6 +75,13 @@ class Lowerer {
   ExprPtr convolution(const ir::Node& n);
   ExprPtr transposedConvolution(const ir::Node& n);
   ExprPtr convolutionSum(const ir::Node& n, ExprPtr input, ExprPtr weight, const IndexPtr& outChannel);
+  /// Whether conv `n` can be a GEMM kernel (LowerOptions::convolutionsAsGemm).
+  bool convolutionAsGemmFits(const ir::Node& n) const;
+  /// A GEMM kernel for the conv (Gemm::conv); the stores are its epilogue.
+  void convolutionGemmKernel();
+  /// The conv's value at the outer point in such a kernel: the GEMM's
+  /// accumulator plus the bias.
+  ExprPtr convolutionAccumulator(const ir::Node& n, const Indices& idx, std::shared_ptr<Expr> e);
   ExprPtr pooling(const ir::Node& n);
   ExprPtr cumulativeSum(const ir::Node& n);
   /// x read at a window position that may fall in the padding: `pad` there.
@@ -86,6 +94,7 @@ class Lowerer {
 
   const ir::Node& fused_;
   const ir::Region& body_;
+  const LowerOptions options_;
   Kernel k_;
   std::unordered_map<const ir::Value*, int> inputOf_;
   const ir::Node* reduction_ = nullptr;

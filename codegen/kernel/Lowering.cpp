@@ -209,7 +209,8 @@ class IndexSimplifier {
 
 }  // namespace
 
-Lowerer::Lowerer(const Node& fused) : fused_(fused), body_(*fused.regions()[0]) {}
+Lowerer::Lowerer(const Node& fused, const LowerOptions& options)
+    : fused_(fused), body_(*fused.regions()[0]), options_(options) {}
 
 Kernel Lowerer::run() {
   k_.name = fused_.attrs.find("name")->s;
@@ -226,6 +227,8 @@ Kernel Lowerer::run() {
   }
   if (matmul_)
     gemmKernel();
+  else if (window_ && options_.convolutionsAsGemm && convolutionAsGemmFits(*window_))
+    convolutionGemmKernel();
   else if (window_)
     windowKernel();
   else if (reduction_)
@@ -355,6 +358,7 @@ ExprPtr Lowerer::compute(const Value* v, const Indices& idx) {
     return e;
   }
   if (&n == matmul_) return gemmAccumulator(n, idx, e);
+  if (&n == window_ && k_.gemm) return convolutionAccumulator(n, idx, e);
   if (&n == window_) {
     // Like the accumulator, the window's value exists for the outer point only.
     if (!sameIndex(idx, vars(shape.size())))
@@ -479,9 +483,9 @@ Indices Lowerer::shapeOpIndex(const Node& n, const Indices& idx) {
   }
 }
 
-Kernel lower(const Node& fused) {
+Kernel lower(const Node& fused, const LowerOptions& options) {
   if (fused.op != OpId::Fused) throw Error("kernel IR: only fused ops lower to kernels");
-  return Lowerer(fused).run();
+  return Lowerer(fused, options).run();
 }
 
 }  // namespace graphc::codegen::kernel

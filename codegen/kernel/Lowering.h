@@ -7,8 +7,16 @@
 
 namespace graphc::codegen::kernel {
 
+/// Choices a backend makes about the kernel shapes it runs.
+struct LowerOptions {
+  /// A convolution of groups 1 in f32 with static geometry becomes a GEMM
+  /// kernel (Gemm::conv) instead of a window reduction: the cpu backend
+  /// runs those on its packed GEMM.
+  bool convolutionsAsGemm = false;
+};
+
 /// Lowers one fused op; throws ir::Error for a body the lowering cannot
 /// express (which the fuse pass does not produce).
-Kernel lower(const ir::Node& fused);
+Kernel lower(const ir::Node& fused, const LowerOptions& options = {});
 
 }  // namespace graphc::codegen::kernel

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/kernel/KernelIR.h"
 
@@ -63,7 +64,18 @@ class Printer {
     std::string out = fmt::format("kernel {} ({})\n", k_.name, ir::kernelKindName(k_.kind));
     for (const Buffer& b : k_.inputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
     for (const Buffer& b : k_.outputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
-    if (k_.gemm) {
+    if (k_.gemm && k_.gemm->conv) {
+      const Gemm& g = *k_.gemm;
+      const ConvAsGemm& c = *g.conv;
+      const Indices outer = vars(k_.outer.size());
+      out += fmt::format(
+          "  gemm acc[{}] = sum i{} in [0, {}): {}[i1, i{}] * im2col({})[i{}, ({})]  (channels {}, in [{}], kernel "
+          "[{}], "
+          "stride [{}], dilation [{}], pad [{}])\n",
+          list(outer), g.kVar, toString(g.k), k_.inputs[g.a].name, g.kVar, k_.inputs[g.b].name, g.kVar,
+          list(Indices(outer.begin() + 2, outer.end())), c.channels, fmt::join(c.in, ", "), fmt::join(c.kernel, ", "),
+          fmt::join(c.stride, ", "), fmt::join(c.dilation, ", "), fmt::join(c.padBegin, ", "));
+    } else if (k_.gemm) {
       const Gemm& g = *k_.gemm;
       out += fmt::format("  gemm acc[{}] = sum i{} in [0, {}): {}[{}] * {}[{}]\n", list(vars(k_.outer.size())), g.kVar,
                          toString(g.k), k_.inputs[g.a].name, list(g.aIndex), k_.inputs[g.b].name, list(g.bIndex));

@@ -125,7 +125,7 @@ void runPipeline(Pipelined& p, const Graph& graph, const CompileOptions& options
 
   if (p.dump && p.backend.runsPipeline()) {
     try {
-      p.dump->kernels(*p.module->entry());
+      p.dump->kernels(*p.module->entry(), p.backend.lowerOptions());
       for (const auto& [file, text] : p.backend.dumpFiles(*p.module->entry())) p.dump->write(file, text);
     } catch (const ir::LocatedError& e) {
       p.diags.error(e.loc, e.what());
@@ -172,7 +172,8 @@ std::string emit(const Graph& graph, std::string_view kind, const CompileOptions
       } else if (kind == "kernels") {
         for (const ir::Node* n : codegen::kernel::fusedOps(g->body)) {
           try {
-            out += (out.empty() ? "" : "\n") + codegen::kernel::print(codegen::kernel::lower(*n));
+            out += (out.empty() ? "" : "\n") +
+                   codegen::kernel::print(codegen::kernel::lower(*n, p.backend.lowerOptions()));
           } catch (const ir::LocatedError&) {
             throw;
           } catch (const ir::Error& e) {  // a fused op written in the input may not lower

@@ -67,11 +67,11 @@ void DebugDump::afterPass(std::string_view pass, const ir::Module& m) {
   write(fmt::format("{:02}_after_{}.graph", ++passIndex_, pass), ir::print(m, ir::dumpTextOptions()));
 }
 
-void DebugDump::kernels(const ir::Graph& g) {
+void DebugDump::kernels(const ir::Graph& g, const codegen::kernel::LowerOptions& options) {
   for (const ir::Node* n : codegen::kernel::fusedOps(g.body)) {
     codegen::kernel::Kernel k;
     try {
-      k = codegen::kernel::lower(*n);
+      k = codegen::kernel::lower(*n, options);
     } catch (const ir::LocatedError&) {
       throw;
     } catch (const ir::Error& e) {

@@ -44,7 +44,7 @@ class DebugDump {
   void afterPass(std::string_view pass, const ir::Module& m);
   /// Every kernel of `g` in the kernel IR (kernels/<k>.kernel); the
   /// backend's own files go through write().
-  void kernels(const ir::Graph& g);
+  void kernels(const ir::Graph& g, const codegen::kernel::LowerOptions& options);
   /// timing.txt: the compile's stages.
   void finish(const codegen::CompileReport& report);
 

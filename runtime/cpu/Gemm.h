@@ -1,49 +1,89 @@
-// GEMM with a fused epilogue on the CPU backend: OpenBLAS computes the
-// output in row tiles and the kernel's epilogue (bias, activation,
-// residual: the rest of a matmul_epilogue kernel) runs on each tile right
-// after, while it is still in the core's cache, so no extra pass over the
-// output is made. Tiles (row tiles, split into column blocks when there are
-// fewer rows tiles than threads) are spread over the thread pool, OpenBLAS
-// running single-threaded inside each.
+// GEMM with a fused epilogue on the CPU backend. The output is computed in
+// tiles (a block of rows × a block of columns of one batch index) by the
+// micro-kernel of gemm/MicroKernel.h on packed operands, and the kernel's
+// epilogue (bias, activation, residual: the rest of a matmul_epilogue or
+// convolution kernel) runs on each tile right after, while it is still in
+// the core's cache, so no extra pass over the output is made. Tiles are
+// spread over the thread pool.
+//
+// Operands that are constants (a linear's weight, a convolution's filters)
+// are packed once, when the graph is compiled (packWeights), in the
+// micro-kernel's panel layout; the others are packed per call, once per
+// call for B (before the tiles, when several row blocks share it) and per
+// tile for A. A convolution is the GEMM W · im2col(x) per image, its B
+// panels gathered straight from the image (gemm/Packing.h).
+//
+// f64 GEMMs go to OpenBLAS's dgemm, tile by tile with the same epilogue.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "ir/DType.h"
 #include "runtime/cpu/ThreadPool.h"
+#include "runtime/cpu/gemm/Packing.h"
 
 namespace graphc::runtime::cpu {
+
+/// One operand's matrices (`matrices` of `rows` × `cols`, back to back in
+/// the source) packed for the host's micro-kernel: A in MR-row panels, B
+/// in NR-column panels.
+struct PackedWeights {
+  std::vector<float> data;
+  int64_t sourceFloats = 0;  // one source matrix: rows · cols
+  int64_t packedFloats = 0;  // one packed matrix
+  /// The packed matrix whose source starts `offset` floats into the operand.
+  const float* matrix(int64_t offset) const { return data.data() + offset / sourceFloats * packedFloats; }
+};
+
+/// Packs an A operand ([matrices, m, k] row-major) in panels of
+/// `panelRows` (the kernel's mr, or its nr for transposed tiles).
+PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t k, int panelRows);
+
+/// Whether a convolution's tiles are better computed transposed (Cᵀ =
+/// im2colᵀ · Wᵀ: positions as the kernel's rows, channels as its columns):
+/// when the positions are too few to fill the kernel's nr columns (a 4×4
+/// feature map against 32 columns) and the channels many, the transposed
+/// tiles waste less of each register block. The tile is transposed back
+/// before the epilogue.
+bool convolutionTilesTransposed(int64_t channels, int64_t positions);
+/// Packs a B operand: [matrices, k, n], or [matrices, n, k] when transposed.
+PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed);
 
 /// C[b] = A[b] · B[b] (B transposed for linear), row-major, for every batch
 /// index b; the batch dims' broadcasting is in the offsets.
 struct GemmProblem {
-  ir::DType dtype = ir::DType::F32;  // F32 (sgemm) or F64 (dgemm)
+  ir::DType dtype = ir::DType::F32;  // F32, or F64 (dgemm)
   const void* a = nullptr;
   const void* b = nullptr;
   int64_t m = 0, n = 0, k = 0;
   bool transposeB = false;                  // B is [n, k]
   std::vector<int64_t> aOffsets, bOffsets;  // per batch index, in elements
+  const PackedWeights* packedA = nullptr;   // f32: A packed at compile time
+  const PackedWeights* packedB = nullptr;   // f32: B packed at compile time
+  /// A convolution: B is the im2col of image b (b + bOffsets[b]), A the
+  /// filters [m, k]; C[b] is image b's output [m, positions].
+  std::optional<gemm::ConvGeometry> conv;
+  bool transposedTiles = false;  // a convolution's (convolutionTilesTransposed)
 };
 
-/// Runs on outer points [begin, end) of the flattened output (tile rows ×
-/// n), with `acc` the tile's GEMM result.
+/// Runs on outer points [begin, end) of the flattened output (batch index,
+/// row, column), with `acc` the tile's GEMM result for those points.
 using TileEpilogue = std::function<void(int64_t begin, int64_t end, const void* acc)>;
 
-/// Rows per tile: the tile (rows × n accumulators) is 2 MiB, at most 512
-/// rows and at least 16: big enough that OpenBLAS's packing of B, redone
-/// per call, stays amortised, small enough that each thread's tile is still
-/// in cache (L2, or the shared L3) when the epilogue reads it. Measured on
-/// P2 (graphc-cpu-bench BM_P2_*, 2 cores, medians of 5; the machine is
-/// noisy): 512 KiB tiles 1.18× the bare sgemm, 1 MiB 1.08–1.14×, 2 MiB
-/// 1.06–1.11×.
-int64_t gemmTileRows(const GemmProblem& p);
+/// A GEMM's working buffers. Each calling thread keeps one
+/// (GemmScratch::forThisThread) from call to call: allocating them afresh
+/// costs page faults on every run of a model.
+struct GemmScratch {
+  static GemmScratch& forThisThread();
+  std::vector<float> packedB;                 // B packed before the tiles
+  std::vector<float> paddedImages;            // a convolution's images with their zero borders
+  std::vector<std::vector<std::byte>> tiles;  // per pool thread: the tile, packed A, packed B
+};
 
-/// Computes every tile and calls `epilogue` on it. `scratch` holds one tile
-/// buffer per pool thread (resized here when too small, so a captured plan
-/// keeps its buffers from call to call).
-void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, std::vector<std::vector<std::byte>>& scratch,
-                      ThreadPool& pool);
+/// Computes every tile and calls `epilogue` on it.
+void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool);
 
 }  // namespace graphc::runtime::cpu

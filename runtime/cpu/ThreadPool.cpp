@@ -7,10 +7,35 @@
 #include <cstring>
 #include <system_error>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace graphc::runtime {
 
 namespace {
 thread_local bool insideChunk = false;
+
+/// A polling loop's pause: lets the core's other hyperthread run and keeps
+/// the loop from flooding the memory system.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+/// Polls `ready` for at most ThreadPool::kSpin; true as soon as it holds.
+template <typename Ready>
+bool spinUntil(Ready ready) {
+  const auto deadline = std::chrono::steady_clock::now() + ThreadPool::kSpin;
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      cpuRelax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
 
 int threadsFromEnvironment() {
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -52,7 +77,7 @@ ThreadPool::~ThreadPool() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.notify_all();  // parked workers; spinning ones see the flag
   for (std::thread& t : workers_) t.join();
 }
 
@@ -64,7 +89,10 @@ ThreadPool& ThreadPool::global() {
 int ThreadPool::claim(Job& job) {
   if (job.claimed >= job.chunks) return -1;
   const int c = job.claimed++;
-  if (job.claimed == job.chunks) queue_.erase(std::find(queue_.begin(), queue_.end(), &job));
+  if (job.claimed == job.chunks) {
+    queue_.erase(std::find(queue_.begin(), queue_.end(), &job));
+    queued_.store(queue_.size(), std::memory_order_relaxed);
+  }
   return c;
 }
 
@@ -85,9 +113,10 @@ void ThreadPool::runChunk(Job& job, int c, std::unique_lock<std::mutex>& lock) {
   }
   lock.lock();
   if (error && !job.error) job.error = error;
-  // Under the lock: the job's owner cannot see the count, return and free
-  // the job before this thread is done with it.
-  if (++job.finished == job.chunks) done_.notify_all();
+  // Under the lock, and the last use of the job: once the count is full
+  // its owner may return and free it. A release, so that the owner, which
+  // polls the count without the lock, also sees the chunk's error.
+  if (job.finished.fetch_add(1, std::memory_order_acq_rel) + 1 == job.chunks && parkedCallers_ > 0) done_.notify_all();
 }
 
 void ThreadPool::parallelFor(int64_t n, int64_t grain, const Body& body) {
@@ -109,23 +138,49 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain, const Body& body) {
   job.chunks = static_cast<int>((n + chunkSize - 1) / chunkSize);
   std::unique_lock lock(mutex_);
   queue_.push_back(&job);
+  queued_.store(queue_.size(), std::memory_order_release);
+  // Spinning workers see queued_; only parked ones need the (costly) wake.
+  const bool wake = parkedWorkers_ > 0;
   lock.unlock();
-  wake_.notify_all();
+  if (wake) wake_.notify_all();
   lock.lock();
   // The caller works on its own job only, so its return never waits on
   // another caller's chunks.
   for (int c; (c = claim(job)) >= 0;) runChunk(job, c, lock);
-  done_.wait(lock, [&] { return job.finished == job.chunks; });
+  const auto allFinished = [&] { return job.finished.load(std::memory_order_acquire) == job.chunks; };
+  if (!allFinished()) {
+    lock.unlock();
+    const bool finished = spinUntil(allFinished);
+    lock.lock();
+    if (!finished) {
+      ++parkedCallers_;
+      done_.wait(lock, allFinished);
+      --parkedCallers_;
+    }
+  }
+  // The last chunk's runner may still hold the mutex; `lock` (taken after
+  // the count was full) orders its release before the job goes away.
   if (job.error) std::rethrow_exception(job.error);
 }
 
 void ThreadPool::workerLoop() {
   std::unique_lock lock(mutex_);
   while (true) {
-    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
-    Job& job = *queue_.front();
-    runChunk(job, claim(job), lock);
+    if (!queue_.empty()) {
+      Job& job = *queue_.front();
+      runChunk(job, claim(job), lock);
+      continue;
+    }
+    // Out of work: poll for the next job, then park.
+    lock.unlock();
+    spinUntil([&] { return queued_.load(std::memory_order_acquire) > 0 || stopping_.load(std::memory_order_relaxed); });
+    lock.lock();
+    if (queue_.empty() && !stopping_) {
+      ++parkedWorkers_;
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      --parkedWorkers_;
+    }
   }
 }
 

@@ -12,8 +12,17 @@
 // then waits for the chunks workers took. So a caller never waits on
 // another caller's work, and a job's state lives until its last chunk is
 // done.
+//
+// Idle threads spin before they park: a model runs tens of kernels a few
+// microseconds apart, and waking a parked thread (a futex wake, a context
+// switch) costs more than most of those kernels. A worker out of work
+// polls the queue for kSpin before it sleeps on the condition variable,
+// and a caller waiting for the chunks workers took polls their count for
+// as long before it sleeps; the bound keeps an idle process idle.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -40,6 +49,9 @@ class ThreadPool {
   /// integer, at most kMaxThreads), else one per hardware thread.
   static ThreadPool& global();
   static constexpr int kMaxThreads = 1024;
+  /// How long an idle thread polls before it parks: longer than the gap
+  /// between two kernels of a model, short enough not to be noticed.
+  static constexpr std::chrono::microseconds kSpin{200};
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
@@ -58,7 +70,8 @@ class ThreadPool {
     const Body* body = nullptr;
     int64_t n = 0, chunkSize = 0;
     int chunks = 0;
-    int claimed = 0, finished = 0;  // guarded by the pool's mutex
+    int claimed = 0;                // guarded by the pool's mutex
+    std::atomic<int> finished = 0;  // written under the mutex, polled without it
     std::exception_ptr error;
   };
 
@@ -72,8 +85,11 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  std::deque<Job*> queue_;  // jobs with unclaimed chunks, oldest first
-  bool stopping_ = false;
+  std::deque<Job*> queue_;          // jobs with unclaimed chunks, oldest first
+  std::atomic<size_t> queued_ = 0;  // queue_.size(), polled by spinning workers
+  int parkedWorkers_ = 0;           // waiting on wake_; guarded by the mutex
+  int parkedCallers_ = 0;           // waiting on done_; guarded by the mutex
+  std::atomic<bool> stopping_ = false;
 };
 
 }  // namespace graphc::runtime

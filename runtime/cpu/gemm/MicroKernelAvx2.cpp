@@ -1,0 +1,37 @@
+// The AVX2 micro-kernel: 6 rows × 16 columns (two ymm registers per row),
+// 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm registers.
+// Compiled with -mavx2 -mfma (runtime/CMakeLists.txt).
+#include "runtime/cpu/gemm/MicroKernel.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+namespace graphc::runtime::cpu::gemm {
+
+namespace avx2 {
+struct Vec {
+  using type = __m256;
+  static constexpr int width = 8;
+  static type zero() { return _mm256_setzero_ps(); }
+  static type load(const float* p) { return _mm256_loadu_ps(p); }
+  static type broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static type fma(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
+  static void store(float* p, type v) { _mm256_storeu_ps(p, v); }
+};
+#include "runtime/cpu/gemm/MicroKernelImpl.h"
+}  // namespace avx2
+
+const MicroKernel* avx2MicroKernel() {
+  static const MicroKernel kernel{"avx2", 6, 16, &avx2::microKernel<avx2::Vec, 6, 2>};
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &kernel : nullptr;
+}
+
+}  // namespace graphc::runtime::cpu::gemm
+
+#else  // not x86-64: no such kernel
+
+namespace graphc::runtime::cpu::gemm {
+const MicroKernel* avx2MicroKernel() { return nullptr; }
+}  // namespace graphc::runtime::cpu::gemm
+
+#endif

@@ -1,0 +1,44 @@
+// The micro-kernel's one definition, instantiated per instruction set by
+// the MicroKernel*.cpp files (each includes this inside its own namespace
+// and compiles with its own target flags). `V` is the vector type's traits:
+// width, zero, load, broadcast, fma, store.
+//
+// Included only by those files: no include guard on purpose, no namespace.
+
+template <class V, int MR, int NV>
+void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols) {
+  constexpr int W = V::width, NR = W * NV;
+  typename V::type acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  for (int64_t p = 0; p < k; ++p) {
+    typename V::type bv[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * W);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const typename V::type av = V::broadcast(a + i);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+    }
+    a += MR;
+    b += NR;
+  }
+  if (rows == MR && cols == NR) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * W, acc[i][j]);
+    return;
+  }
+  // A partial block (the last rows or columns): through a local tile.
+  float tile[MR * NR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * W, acc[i][j]);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) c[i * ldc + j] = tile[i * NR + j];
+}
