@@ -19,12 +19,33 @@
 
 #include <atomic>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/Diagnostics.h"
 #include "runtime/Tensor.h"
 
 namespace graphc::runtime {
+
+/// The time a run spent in each of its steps, summed over the runs that
+/// recorded into it (`graphc bench --profile`). The cpu backend records;
+/// the others leave it empty. One run at a time records into one profile.
+struct StepProfile {
+  struct Entry {
+    std::string step;  // "kernel k3_conv_relu", "gemm k7_matmul_add", ...
+    double seconds = 0;
+    int64_t calls = 0;
+  };
+  std::vector<Entry> entries;  // in the order the steps first ran
+  std::unordered_map<std::string, size_t> index;
+
+  void add(const std::string& step, double seconds) {
+    auto [it, added] = index.try_emplace(step, entries.size());
+    if (added) entries.push_back({step, 0, 0});
+    entries[it->second].seconds += seconds;
+    ++entries[it->second].calls;
+  }
+};
 
 /// How one run() or replay() runs.
 struct RunOptions {
@@ -34,6 +55,8 @@ struct RunOptions {
   /// one row of a reduction is not split), and the run throws Cancelled.
   /// The outputs are then unspecified.
   const std::atomic<bool>* cancel = nullptr;
+  /// When set, each step's wall time is added to it.
+  StepProfile* profile = nullptr;
 };
 
 /// How much work a kernel does between two looks at RunOptions::cancel.

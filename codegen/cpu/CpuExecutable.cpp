@@ -18,7 +18,6 @@
 #include "runtime/cpu/Eigh.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cpu/gemm/MicroKernel.h"
 #include "runtime/reference/Interpreter.h"
 #include "runtime/reference/ReferenceOps.h"
 
@@ -91,9 +90,11 @@ struct BoundRegion {
   std::vector<BoundStep> steps;
 };
 
-/// A GEMM step's operands packed at compile time (the constant ones).
+/// What a GEMM step's runs share, made when the Executable is built: its
+/// constant operands packed, a convolution's geometry.
 struct Prepacked {
   std::optional<runtime::cpu::PackedWeights> a, b;
+  std::optional<runtime::cpu::gemm::ConvGeometry> conv;
 };
 using PrepackedSteps = std::unordered_map<const StepPlan*, Prepacked>;
 
@@ -119,12 +120,10 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
     };
     Prepacked p;
     if (g.conv) {  // the filters [M, K]
+      p.conv = convGeometry(*g.conv);
       if (const Tensor* w = constant(g.a)) {
-        const int64_t m = w->shape()[0], positions = convGeometry(*g.conv).positions();
-        const runtime::cpu::gemm::MicroKernel& kernel = runtime::cpu::gemm::hostMicroKernel();
-        p.a =
-            runtime::cpu::packWeightsA(w->as<float>(), 1, m, w->numel() / std::max<int64_t>(m, 1),
-                                       runtime::cpu::convolutionTilesTransposed(m, positions) ? kernel.nr : kernel.mr);
+        const int64_t m = w->shape()[0];
+        p.a = runtime::cpu::packFilters(w->as<float>(), m, w->numel() / std::max<int64_t>(m, 1));
       }
     } else if (const Tensor* w = constant(g.b); w && w->shape().size() >= (g.transposeB ? 2u : 1u)) {
       // [..., k, n] matrices (a vector is one column), or a linear's [n, k]
@@ -134,7 +133,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       const int64_t matrices = k * n == 0 ? 0 : w->numel() / (k * n);
       if (matrices > 0) p.b = runtime::cpu::packWeightsB(w->as<float>(), matrices, k, n, g.transposeB);
     }
-    if (p.a || p.b) out.emplace(&s, std::move(p));
+    if (p.a || p.b || p.conv) out.emplace(&s, std::move(p));
   }
 }
 
@@ -207,13 +206,12 @@ class Binder {
     if (auto it = prepacked_.find(b.plan); it != prepacked_.end()) {
       p.packedA = it->second.a ? &*it->second.a : nullptr;
       p.packedB = it->second.b ? &*it->second.b : nullptr;
+      p.conv = it->second.conv ? &*it->second.conv : nullptr;
     }
     if (g.conv) {  // a = the filters [m, k], b = the images
-      p.conv = convGeometry(*g.conv);
       p.m = a.shape()[0];
       p.k = p.conv->k();
       p.n = p.conv->positions();
-      p.transposedTiles = runtime::cpu::convolutionTilesTransposed(p.m, p.n);
       const int64_t images = w.shape()[0];
       p.aOffsets.assign(static_cast<size_t>(images), 0);
       for (int64_t i = 0; i < images; ++i) p.bOffsets.push_back(i * p.conv->imageFloats());
@@ -310,10 +308,26 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
   }
 }
 
+/// A step's name in a profile: its kind and kernel (or op).
+std::string profileName(const StepPlan& s) {
+  static const char* kinds[] = {"kernel", "gemm", "eigh", "cond", "host", "copy"};
+  return fmt::format("{} {}", kinds[static_cast<int>(s.kind)],
+                     s.kernelIR ? s.kernelIR->name
+                     : s.node   ? std::string(s.node->name())
+                                : "");
+}
+
 void execute(BoundRegion& region, runtime::ThreadPool& pool, const runtime::RunOptions& options) {
   for (BoundStep& s : region.steps) {
     runtime::checkCancelled(options);
+    if (!options.profile || s.plan->kind == StepPlan::Kind::Cond) {  // a cond's branch steps time themselves
+      executeStep(s, pool, options);
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
     executeStep(s, pool, options);
+    options.profile->add(profileName(*s.plan),
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
 }
 

@@ -42,6 +42,10 @@ bool isReduce(OpId op);
 /// window of the input for each output element.
 bool isWindow(OpId op);
 
+/// UnrollWindows.cpp: `k` with its small static window unrolled into a
+/// pointwise kernel, or `k` itself where that does not apply.
+Kernel unrollSmallWindow(Kernel k);
+
 class Lowerer {
  public:
   Lowerer(const ir::Node& fused, const LowerOptions& options);

@@ -229,9 +229,10 @@ Kernel Lowerer::run() {
     gemmKernel();
   else if (window_ && options_.convolutionsAsGemm && convolutionAsGemmFits(*window_))
     convolutionGemmKernel();
-  else if (window_)
+  else if (window_) {
     windowKernel();
-  else if (reduction_)
+    if (options_.unrollSmallWindows) k_ = unrollSmallWindow(std::move(k_));
+  } else if (reduction_)
     reductionKernel();
   else
     pointwiseKernel();

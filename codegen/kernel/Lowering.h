@@ -13,6 +13,11 @@ struct LowerOptions {
   /// kernel (Gemm::conv) instead of a window reduction: the cpu backend
   /// runs those on its packed GEMM.
   bool convolutionsAsGemm = false;
+  /// A window kernel with a small static window (pooling, a depthwise
+  /// convolution) becomes a pointwise kernel, its window unrolled
+  /// (UnrollWindows.cpp): the cpu backend vectorises those along the
+  /// output's last dim.
+  bool unrollSmallWindows = false;
 };
 
 /// Lowers one fused op; throws ir::Error for a body the lowering cannot

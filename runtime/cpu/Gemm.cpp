@@ -14,9 +14,10 @@ namespace {
 using gemm::MatrixView;
 using gemm::MicroKernel;
 
-// Tasks of at least ~1 MFLOP: a smaller GEMM (an attention head's [8, 8] x
+// Tasks of at least ~256 KFLOP (a few microseconds: a spinning worker takes
+// one in well under one): a smaller GEMM (an attention head's [8, 8] x
 // [8, 8]) costs less than handing work to another thread.
-constexpr double kMinTaskFlops = 1 << 20;
+constexpr double kMinTaskFlops = 1 << 18;
 
 template <typename T>
 T* floats(std::vector<std::byte>& buffer, size_t count) {
@@ -80,45 +81,16 @@ MatrixView viewB(const GemmProblem& p, int64_t b) {
   return p.transposeB ? MatrixView{at, 1, p.k} : MatrixView{at, p.n, 1};
 }
 
-/// Columns [col0, col0 + cols) of batch index b's B into panels; a
-/// convolution's images are read from `padded` when they needed a border.
-void packBColumns(const GemmProblem& p, const std::vector<float>& padded, int64_t b, int64_t col0, int64_t cols, int nr,
-                  float* out) {
-  if (!p.conv) {
-    gemm::packB(viewB(p, b), col0, cols, p.k, nr, out);
-    return;
-  }
-  const float* image = padded.empty() ? static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)]
-                                      : padded.data() + b * p.conv->paddedFloats();
-  gemm::packConvB(image, *p.conv, col0, cols, nr, out);
-}
-
-/// A convolution's images with their zero borders, once per call, so that
-/// packing reads without bounds checks.
-void padImages(const GemmProblem& p, int64_t images, GemmScratch& scratch, ThreadPool& pool) {
-  if (!p.conv || !p.conv->needsPadding()) {
-    scratch.paddedImages.clear();
-    return;
-  }
-  const int64_t floats = p.conv->paddedFloats();
-  scratch.paddedImages.resize(static_cast<size_t>(images * floats));
-  pool.parallelFor(images, std::max<int64_t>(1, 65536 / std::max<int64_t>(floats, 1)),
-                   [&](int64_t begin, int64_t end, int) {
-                     for (int64_t b = begin; b < end; ++b)
-                       gemm::padImage(static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)], *p.conv,
-                                      scratch.paddedImages.data() + b * floats);
-                   });
+/// Columns [col0, col0 + cols) of batch index b's B into panels.
+void packBColumns(const GemmProblem& p, int64_t b, int64_t col0, int64_t cols, int nr, float* out) {
+  gemm::packB(viewB(p, b), col0, cols, p.k, nr, out);
 }
 
 void packedGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
   const MicroKernel& kernel = gemm::hostMicroKernel();
-  // The panel widths of C's rows (A's panels) and columns (B's): the
-  // kernel's mr and nr, or swapped for transposed tiles.
-  const bool transposed = p.transposedTiles;
-  const int mr = transposed ? kernel.nr : kernel.mr, nr = transposed ? kernel.mr : kernel.nr;
+  const int mr = kernel.mr, nr = kernel.nr;
   const Tiling t = tile(p, mr, nr, pool.size());
   const int64_t k = p.k;
-  padImages(p, t.batch, scratch, pool);
   // B shared by several row blocks is packed once, before the tiles.
   const bool packBFirst = !p.packedB && t.rowBlocks > 1;
   const int64_t bFloats = gemm::packedFloats(p.n, k, nr);
@@ -130,7 +102,7 @@ void packedGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch&
                      [&](int64_t begin, int64_t end, int) {
                        for (int64_t i = begin; i < end; ++i) {
                          const int64_t b = i / panels, col0 = i % panels * nr;
-                         packBColumns(p, scratch.paddedImages, b, col0, std::min<int64_t>(nr, p.n - col0), nr,
+                         packBColumns(p, b, col0, std::min<int64_t>(nr, p.n - col0), nr,
                                       scratch.packedB.data() + b * bFloats + col0 * k);
                        }
                      });
@@ -141,7 +113,7 @@ void packedGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch&
   const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / tileFlops)));
   const int64_t aTileFloats = p.packedA ? 0 : gemm::packedFloats(t.rows, k, mr);
   const int64_t bTileFloats = p.packedB || packBFirst ? 0 : gemm::packedFloats(t.cols, k, nr);
-  const int64_t outFloats = t.rows * t.cols * (transposed ? 2 : 1);  // a transposed tile, then the tile
+  const int64_t outFloats = t.rows * t.cols;
   pool.parallelFor(t.tasks(), grain, [&](int64_t begin, int64_t end, int chunk) {
     float* buffer = floats<float>(scratch.tiles[static_cast<size_t>(chunk)],
                                   static_cast<size_t>(outFloats + aTileFloats + bTileFloats));
@@ -164,31 +136,91 @@ void packedGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch&
       } else if (packBFirst) {
         bPanels = scratch.packedB.data() + b * bFloats + col0 * k;
       } else {
-        packBColumns(p, scratch.paddedImages, b, col0, cols, nr, buffer + outFloats + aTileFloats);
+        packBColumns(p, b, col0, cols, nr, buffer + outFloats + aTileFloats);
         bPanels = buffer + outFloats + aTileFloats;
       }
-      if (!transposed) {
-        // Column panel by column panel: one B panel (k × nr) stays in L1/L2
-        // while every row group of the block passes over it.
-        for (int64_t j = 0; j < cols; j += nr)
-          for (int64_t i = 0; i < rows; i += mr)
-            kernel.run(k, aPanels + i * k, bPanels + j * k, out + i * cols + j, cols,
-                       static_cast<int>(std::min<int64_t>(mr, rows - i)),
-                       static_cast<int>(std::min<int64_t>(nr, cols - j)));
-        finishTile(p, epilogue, b, row0, rows, col0, cols, out);
-        continue;
-      }
-      // Cᵀ (cols × rows): B's panels are the kernel's row panels, A's its
-      // column panels; then back to rows × cols for the epilogue.
-      float* flipped = out + t.rows * t.cols;
-      for (int64_t i = 0; i < rows; i += mr)
-        for (int64_t j = 0; j < cols; j += nr)
-          kernel.run(k, bPanels + j * k, aPanels + i * k, flipped + j * rows + i, rows,
-                     static_cast<int>(std::min<int64_t>(nr, cols - j)),
-                     static_cast<int>(std::min<int64_t>(mr, rows - i)));
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = flipped[c * rows + r];
+      // Column panel by column panel: one B panel (k × nr) stays in L1/L2
+      // while every row group of the block passes over it.
+      for (int64_t j = 0; j < cols; j += nr)
+        for (int64_t i = 0; i < rows; i += mr)
+          kernel.run(k, aPanels + i * k, bPanels + j * k, out + i * cols + j, cols,
+                     static_cast<int>(std::min<int64_t>(mr, rows - i)),
+                     static_cast<int>(std::min<int64_t>(nr, cols - j)));
       finishTile(p, epilogue, b, row0, rows, col0, cols, out);
+    }
+  });
+}
+
+/// A convolution's images with their zero borders, once per call, so that
+/// the windows are read without bounds checks.
+void padImages(const GemmProblem& p, int64_t images, GemmScratch& scratch, ThreadPool& pool) {
+  if (!p.conv->needsPadding()) {
+    scratch.paddedImages.clear();
+    return;
+  }
+  const int64_t floats = p.conv->paddedFloats();
+  scratch.paddedImages.resize(static_cast<size_t>(images * floats));
+  pool.parallelFor(images, std::max<int64_t>(1, 65536 / std::max<int64_t>(floats, 1)),
+                   [&](int64_t begin, int64_t end, int) {
+                     for (int64_t b = begin; b < end; ++b)
+                       p.conv->padImage(static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)],
+                                        scratch.paddedImages.data() + b * floats);
+                   });
+}
+
+/// A convolution: per image, Cᵀ = im2col(x)ᵀ · Wᵀ in blocks of output
+/// positions (the kernel's rows) × every output channel (its columns),
+/// through the indirect kernel; each block transposed back to channels ×
+/// positions for the epilogue.
+void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
+  const gemm::ConvGeometry& g = *p.conv;
+  const MicroKernel& kernel = gemm::convolutionKernel(p.m);
+  const int mr = kernel.mr, nr = kernel.nr;
+  const int64_t images = static_cast<int64_t>(p.bOffsets.size()), k = p.k, channels = p.m, positions = p.n;
+  padImages(p, images, scratch, pool);
+  const float* filters;
+  if (p.packedA) {
+    filters = p.packedA->matrix(0);
+  } else {
+    scratch.packedFilters.resize(static_cast<size_t>(gemm::packedFloats(channels, k, nr)));
+    gemm::packA({static_cast<const float*>(p.a), k, 1}, 0, channels, k, nr, scratch.packedFilters.data());
+    filters = scratch.packedFilters.data();
+  }
+  // Blocks of positions whose tile (positions × channels) stays within
+  // 256 KiB; smaller blocks when there are fewer than threads.
+  int64_t block = std::clamp<int64_t>(65536 / std::max<int64_t>(channels, 1) / mr * mr, mr, 1024);
+  const double flops =
+      2.0 * static_cast<double>(images * positions) * static_cast<double>(channels * std::max<int64_t>(k, 1));
+  const int64_t wanted = (pool.size() + images - 1) / images;
+  if (flops >= 2 * kMinTaskFlops && (positions + block - 1) / block < wanted)
+    block = std::max<int64_t>(mr, ((positions + wanted - 1) / wanted + mr - 1) / mr * mr);
+  block = std::min(block, (positions + mr - 1) / mr * mr);
+  const int64_t blocks = (positions + block - 1) / block;
+  const double blockFlops = 2.0 * static_cast<double>(block * channels) * static_cast<double>(std::max<int64_t>(k, 1));
+  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / blockFlops)));
+  const int64_t tileFloats = block * channels;
+  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  pool.parallelFor(images * blocks, grain, [&](int64_t begin, int64_t end, int chunk) {
+    float* flipped = floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(2 * tileFloats));
+    float* out = flipped + tileFloats;
+    std::vector<const float*> windows(static_cast<size_t>(mr));
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t b = task / blocks, pos0 = task % blocks * block, count = std::min(block, positions - pos0);
+      const float* image = scratch.paddedImages.empty()
+                               ? static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)]
+                               : scratch.paddedImages.data() + b * g.paddedFloats();
+      for (int64_t i = 0; i < count; i += mr) {
+        const int rows = static_cast<int>(std::min<int64_t>(mr, count - i));
+        // Rows past the last position repeat it: read, never stored.
+        for (int r = 0; r < mr; ++r)
+          windows[static_cast<size_t>(r)] = image + g.origin(pos0 + i + std::min(r, rows - 1));
+        for (int64_t j = 0; j < channels; j += nr)
+          kernel.runIndirect(k, windows.data(), g.offsets().data(), filters + j * k, flipped + i * channels + j,
+                             channels, rows, static_cast<int>(std::min<int64_t>(nr, channels - j)));
+      }
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t q = 0; q < count; ++q) out[c * count + q] = flipped[q * channels + c];
+      finishTile(p, epilogue, b, 0, channels, pos0, count, out);
     }
   });
 }
@@ -231,23 +263,18 @@ GemmScratch& GemmScratch::forThisThread() {
   return scratch;
 }
 
-bool convolutionTilesTransposed(int64_t channels, int64_t positions) {
-  const MicroKernel& kernel = gemm::hostMicroKernel();
-  auto padded = [](int64_t n, int64_t panel) { return (n + panel - 1) / panel * panel; };
-  const int64_t straight = padded(channels, kernel.mr) * padded(positions, kernel.nr);
-  const int64_t flipped = padded(positions, kernel.mr) * padded(channels, kernel.nr);
-  return flipped * 4 < straight * 3;  // a quarter less work pays for the transpose
-}
-
 PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t k, int panelRows) {
-  const int mr = panelRows;
   PackedWeights w;
   w.sourceFloats = std::max<int64_t>(m * k, 1);
-  w.packedFloats = gemm::packedFloats(m, k, mr);
+  w.packedFloats = gemm::packedFloats(m, k, panelRows);
   w.data.resize(static_cast<size_t>(matrices * w.packedFloats));
   for (int64_t i = 0; i < matrices; ++i)
-    gemm::packA({a + i * m * k, k, 1}, 0, m, k, mr, w.data.data() + i * w.packedFloats);
+    gemm::packA({a + i * m * k, k, 1}, 0, m, k, panelRows, w.data.data() + i * w.packedFloats);
   return w;
+}
+
+PackedWeights packFilters(const float* w, int64_t m, int64_t k) {
+  return packWeightsA(w, 1, m, k, gemm::convolutionKernel(m).nr);
 }
 
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed) {
@@ -268,6 +295,8 @@ void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, GemmSc
   if (p.aOffsets.empty() || p.m == 0 || p.n == 0) return;
   if (p.dtype == ir::DType::F64)
     blasGemm(p, epilogue, scratch, pool);
+  else if (p.conv)
+    convolutionGemm(p, epilogue, scratch, pool);
   else
     packedGemm(p, epilogue, scratch, pool);
 }

@@ -10,15 +10,18 @@
 // are packed once, when the graph is compiled (packWeights), in the
 // micro-kernel's panel layout; the others are packed per call, once per
 // call for B (before the tiles, when several row blocks share it) and per
-// tile for A. A convolution is the GEMM W · im2col(x) per image, its B
-// panels gathered straight from the image (gemm/Packing.h).
+// tile for A. A convolution is computed transposed, as the GEMM
+// im2col(x)ᵀ · Wᵀ per image — output positions as the kernel's rows, output
+// channels as its columns — by the indirect kernel, which reads each
+// position's window straight from the zero-bordered image (so any stride,
+// dilation or padding costs nothing, and no im2col is written); each tile
+// is transposed back to the NCHW layout before its epilogue.
 //
 // f64 GEMMs go to OpenBLAS's dgemm, tile by tile with the same epilogue.
 #pragma once
 
 #include <cstddef>
 #include <functional>
-#include <optional>
 #include <vector>
 
 #include "ir/DType.h"
@@ -39,16 +42,10 @@ struct PackedWeights {
 };
 
 /// Packs an A operand ([matrices, m, k] row-major) in panels of
-/// `panelRows` (the kernel's mr, or its nr for transposed tiles).
+/// `panelRows` rows.
 PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t k, int panelRows);
-
-/// Whether a convolution's tiles are better computed transposed (Cᵀ =
-/// im2colᵀ · Wᵀ: positions as the kernel's rows, channels as its columns):
-/// when the positions are too few to fill the kernel's nr columns (a 4×4
-/// feature map against 32 columns) and the channels many, the transposed
-/// tiles waste less of each register block. The tile is transposed back
-/// before the epilogue.
-bool convolutionTilesTransposed(int64_t channels, int64_t positions);
+/// Packs a convolution's filters [m, k] for gemm::convolutionKernel(m).
+PackedWeights packFilters(const float* w, int64_t m, int64_t k);
 /// Packs a B operand: [matrices, k, n], or [matrices, n, k] when transposed.
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed);
 
@@ -65,8 +62,7 @@ struct GemmProblem {
   const PackedWeights* packedB = nullptr;   // f32: B packed at compile time
   /// A convolution: B is the im2col of image b (b + bOffsets[b]), A the
   /// filters [m, k]; C[b] is image b's output [m, positions].
-  std::optional<gemm::ConvGeometry> conv;
-  bool transposedTiles = false;  // a convolution's (convolutionTilesTransposed)
+  const gemm::ConvGeometry* conv = nullptr;
 };
 
 /// Runs on outer points [begin, end) of the flattened output (batch index,
@@ -80,6 +76,7 @@ struct GemmScratch {
   static GemmScratch& forThisThread();
   std::vector<float> packedB;                 // B packed before the tiles
   std::vector<float> paddedImages;            // a convolution's images with their zero borders
+  std::vector<float> packedFilters;           // a convolution's filters, when not a constant
   std::vector<std::vector<std::byte>> tiles;  // per pool thread: the tile, packed A, packed B
 };
 

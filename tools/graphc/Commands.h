@@ -20,7 +20,8 @@ struct RunCommandOptions {
   std::string saveOutputs;
   bool printOutputs = false;
   bool timePasses = false;
-  int benchIters = 0;  // graphc bench: time this many calls instead of printing outputs
+  int benchIters = 0;         // graphc bench: time this many calls instead of printing outputs
+  bool benchProfile = false;  // graphc bench --profile: then the time per step
 };
 
 struct OptCommandOptions {

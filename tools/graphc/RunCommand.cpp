@@ -147,6 +147,28 @@ void bench(const graphc::Executable& exe, const std::vector<runtime::Tensor>& in
   std::sort(ms.begin(), ms.end());
   std::printf("bench: %d runs on %s: median %.4f ms, min %.4f ms, max %.4f ms\n", options.benchIters,
               std::string(deviceName(options.compile.device)).c_str(), ms[ms.size() / 2], ms.front(), ms.back());
+  if (!options.benchProfile) return;
+  // Profiled runs apart from the timed ones: the clock reads per step are
+  // not in the median above.
+  runtime::StepProfile profile;
+  RunOptions profiled;
+  profiled.profile = &profile;
+  for (int k = 0; k < options.benchIters; ++k) exe.run(inputs, profiled);
+  if (profile.entries.empty()) {
+    std::printf("profile: the %s device records no step times\n",
+                std::string(deviceName(options.compile.device)).c_str());
+    return;
+  }
+  std::vector<runtime::StepProfile::Entry> entries = profile.entries;
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
+  double total = 0;
+  for (const auto& e : entries) total += e.seconds;
+  const double runs = options.benchIters;
+  std::printf("profile: %zu steps, %.4f ms per run in steps\n%10s %7s %6s  %s\n", entries.size(), total * 1e3 / runs,
+              "ms/run", "share", "calls", "step");
+  for (const auto& e : entries)
+    std::printf("%10.4f %6.1f%% %6.3g  %s\n", e.seconds * 1e3 / runs, 100 * e.seconds / total,
+                static_cast<double>(e.calls) / runs, e.step.c_str());
 }
 
 }  // namespace

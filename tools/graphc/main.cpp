@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
   CLI::App* benchCmd = app.add_subcommand("bench", "Time a compiled graph's runs (median, after a warm-up)");
   addExecutionOptions(benchCmd, benchRun);
   benchCmd->add_option("--iters", benchRun.benchIters, "Timed runs")->default_val(100)->check(CLI::Range(1, 1000000));
+  benchCmd->add_flag("--profile", benchRun.benchProfile,
+                     "Then as many runs again, timing each step: the time per step and kernel (cpu)");
 
   OptCommandOptions opt;
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a graph and print the result");

@@ -1,16 +1,24 @@
-// The GEMM micro-kernel of the cpu backend: one MR×NR block of C from a
-// packed panel of A (k × MR, the MR rows interleaved) and a packed panel of
-// B (k × NR), every accumulator in a vector register for the whole k loop
-// — BLIS's structure, and MLAS's and XNNPACK's. There is one
-// implementation per instruction set, each compiled with that set's flags
+// The GEMM micro-kernels of the cpu backend: one MR×NR block of C, every
+// accumulator in a vector register for the whole k loop — BLIS's
+// structure, and MLAS's and XNNPACK's. Two ways to read A:
+//
+//   run          a packed panel of A (k × MR, the MR rows interleaved);
+//   runIndirect  A[i, p] = rows[i][offsets[p]]: a convolution's input read
+//                in place (XNNPACK's indirect GEMM), each row an output
+//                position's window in the padded image, so no im2col is
+//                ever written;
+//
+// and B always a packed panel (k × NR). There is one implementation per
+// instruction set, each compiled with that set's flags
 // (MicroKernelAvx512.cpp, MicroKernelAvx2.cpp, MicroKernelGeneric.cpp, all
-// from the one template in MicroKernelImpl.h); hostMicroKernel() picks one
+// from the templates in MicroKernelImpl.h); the host's kernels are picked
 // from what the CPU reports (cpuid, through __builtin_cpu_supports). No
 // environment variable takes part, so an override like OPENBLAS_CORETYPE
 // cannot change which kernel runs or make it compute wrong results.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace graphc::runtime::cpu::gemm {
 
@@ -20,15 +28,27 @@ struct MicroKernel {
   /// C[i, j] = Σ_p a[p·mr + i] · b[p·nr + j] for i < rows ≤ mr, j < cols ≤ nr,
   /// C's rows `ldc` floats apart. k = 0 stores zeros.
   void (*run)(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols);
+  /// The same with A[i, p] = rows[i][offsets[p]] (all mr row pointers valid).
+  void (*runIndirect)(int64_t k, const float* const* rows, const int64_t* offsets, const float* b, float* c,
+                      int64_t ldc, int nrows, int cols);
 };
 
-/// The best kernel this CPU runs, chosen once.
-const MicroKernel& hostMicroKernel();
+/// An instruction set's kernels, widest columns first (the first is the
+/// GEMM kernel; narrower ones serve convolutions with few channels).
+using MicroKernels = std::vector<const MicroKernel*>;
 
-/// Each instruction set's kernel, or nullptr where this build or this CPU
-/// has none (tests run every one the CPU has against the reference).
-const MicroKernel* avx512MicroKernel();
-const MicroKernel* avx2MicroKernel();
-const MicroKernel& genericMicroKernel();
+/// The best kernels this CPU runs, chosen once.
+const MicroKernels& hostMicroKernels();
+/// The host's GEMM kernel: hostMicroKernels().front().
+const MicroKernel& hostMicroKernel();
+/// The host kernel for a convolution with `channels` output channels (its
+/// columns): the narrowest whose nr holds them, else the widest.
+const MicroKernel& convolutionKernel(int64_t channels);
+
+/// Each instruction set's kernels, empty where this build or this CPU has
+/// none (tests run every set the CPU has against the reference).
+MicroKernels avx512MicroKernels();
+MicroKernels avx2MicroKernels();
+MicroKernels genericMicroKernels();
 
 }  // namespace graphc::runtime::cpu::gemm

@@ -1,5 +1,6 @@
-// The AVX2 micro-kernel: 6 rows × 16 columns (two ymm registers per row),
-// 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm registers.
+// The AVX2 micro-kernels: 6 rows × 16 columns (two ymm registers per row:
+// 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm registers),
+// and 8 × 8 (one ymm) for convolutions with few output channels.
 // Compiled with -mavx2 -mfma (runtime/CMakeLists.txt).
 #include "runtime/cpu/gemm/MicroKernel.h"
 
@@ -9,7 +10,7 @@
 namespace graphc::runtime::cpu::gemm {
 
 namespace avx2 {
-struct Vec {
+struct Ymm {
   using type = __m256;
   static constexpr int width = 8;
   static type zero() { return _mm256_setzero_ps(); }
@@ -21,17 +22,20 @@ struct Vec {
 #include "runtime/cpu/gemm/MicroKernelImpl.h"
 }  // namespace avx2
 
-const MicroKernel* avx2MicroKernel() {
-  static const MicroKernel kernel{"avx2", 6, 16, &avx2::microKernel<avx2::Vec, 6, 2>};
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &kernel : nullptr;
+MicroKernels avx2MicroKernels() {
+  using namespace avx2;
+  static const MicroKernel wide{"avx2", 6, 16, &microKernel<Ymm, 6, 2>, &indirectKernel<Ymm, 6, 2>};
+  static const MicroKernel one{"avx2", 8, 8, &microKernel<Ymm, 8, 1>, &indirectKernel<Ymm, 8, 1>};
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return {};
+  return {&wide, &one};
 }
 
 }  // namespace graphc::runtime::cpu::gemm
 
-#else  // not x86-64: no such kernel
+#else  // not x86-64: no such kernels
 
 namespace graphc::runtime::cpu::gemm {
-const MicroKernel* avx2MicroKernel() { return nullptr; }
+MicroKernels avx2MicroKernels() { return {}; }
 }  // namespace graphc::runtime::cpu::gemm
 
 #endif

@@ -1,8 +1,10 @@
-// The AVX-512 micro-kernel: 8 rows × 32 columns (two zmm registers per
-// row), 16 accumulators, so two FMA ports each have eight independent
-// chains to cover the FMA latency. 8 rows divide the channel counts and
-// sequence lengths the models use (a 12-row block wastes a third of a
-// 16-channel layer). Compiled with -mavx512f -mfma (runtime/CMakeLists.txt).
+// The AVX-512 micro-kernels: 8 rows × 32 columns (two zmm registers per
+// row: 16 accumulators, so the two FMA ports each have eight independent
+// chains to cover the FMA latency; 8 rows divide the channel counts and
+// sequence lengths models use, where a 12-row block wastes a third of a
+// 16-channel layer), and for convolutions with few output channels 8 × 16
+// (one zmm) and 8 × 8 (one ymm). Compiled with -mavx512f -mavx512vl -mfma
+// (runtime/CMakeLists.txt).
 #include "runtime/cpu/gemm/MicroKernel.h"
 
 #if defined(__x86_64__)
@@ -11,7 +13,7 @@
 namespace graphc::runtime::cpu::gemm {
 
 namespace avx512 {
-struct Vec {
+struct Zmm {
   using type = __m512;
   static constexpr int width = 16;
   static type zero() { return _mm512_setzero_ps(); }
@@ -20,20 +22,33 @@ struct Vec {
   static type fma(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
   static void store(float* p, type v) { _mm512_storeu_ps(p, v); }
 };
+struct Ymm {
+  using type = __m256;
+  static constexpr int width = 8;
+  static type zero() { return _mm256_setzero_ps(); }
+  static type load(const float* p) { return _mm256_loadu_ps(p); }
+  static type broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static type fma(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
+  static void store(float* p, type v) { _mm256_storeu_ps(p, v); }
+};
 #include "runtime/cpu/gemm/MicroKernelImpl.h"
 }  // namespace avx512
 
-const MicroKernel* avx512MicroKernel() {
-  static const MicroKernel kernel{"avx512", 8, 32, &avx512::microKernel<avx512::Vec, 8, 2>};
-  return __builtin_cpu_supports("avx512f") ? &kernel : nullptr;
+MicroKernels avx512MicroKernels() {
+  using namespace avx512;
+  static const MicroKernel wide{"avx512", 8, 32, &microKernel<Zmm, 8, 2>, &indirectKernel<Zmm, 8, 2>};
+  static const MicroKernel one{"avx512", 8, 16, &microKernel<Zmm, 8, 1>, &indirectKernel<Zmm, 8, 1>};
+  static const MicroKernel half{"avx512", 8, 8, &microKernel<Ymm, 8, 1>, &indirectKernel<Ymm, 8, 1>};
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl")) return {};
+  return {&wide, &one, &half};
 }
 
 }  // namespace graphc::runtime::cpu::gemm
 
-#else  // not x86-64: no such kernel
+#else  // not x86-64: no such kernels
 
 namespace graphc::runtime::cpu::gemm {
-const MicroKernel* avx512MicroKernel() { return nullptr; }
+MicroKernels avx512MicroKernels() { return {}; }
 }  // namespace graphc::runtime::cpu::gemm
 
 #endif

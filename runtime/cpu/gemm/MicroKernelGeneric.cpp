@@ -1,15 +1,13 @@
 // The portable micro-kernel (any CPU, any compiler flags): 4 × 8 scalar
 // accumulators, which the compiler keeps in registers and vectorises as
 // far as the baseline instruction set allows. What runs where neither
-// AVX2 nor AVX-512 is there; and hostMicroKernel(), which picks the best.
-#include <cmath>
-
+// AVX2 nor AVX-512 is there; and the choice of the host's kernels.
 #include "runtime/cpu/gemm/MicroKernel.h"
 
 namespace graphc::runtime::cpu::gemm {
 
 namespace generic {
-struct Vec {
+struct Scalar {
   using type = float;
   static constexpr int width = 1;
   static type zero() { return 0.0f; }
@@ -21,18 +19,29 @@ struct Vec {
 #include "runtime/cpu/gemm/MicroKernelImpl.h"
 }  // namespace generic
 
-const MicroKernel& genericMicroKernel() {
-  static const MicroKernel kernel{"generic", 4, 8, &generic::microKernel<generic::Vec, 4, 8>};
-  return kernel;
+MicroKernels genericMicroKernels() {
+  static const MicroKernel kernel{"generic", 4, 8, &generic::microKernel<generic::Scalar, 4, 8>,
+                                  &generic::indirectKernel<generic::Scalar, 4, 8>};
+  return {&kernel};
 }
 
-const MicroKernel& hostMicroKernel() {
-  static const MicroKernel& chosen = []() -> const MicroKernel& {
-    if (const MicroKernel* k = avx512MicroKernel()) return *k;
-    if (const MicroKernel* k = avx2MicroKernel()) return *k;
-    return genericMicroKernel();
+const MicroKernels& hostMicroKernels() {
+  static const MicroKernels chosen = [] {
+    if (MicroKernels k = avx512MicroKernels(); !k.empty()) return k;
+    if (MicroKernels k = avx2MicroKernels(); !k.empty()) return k;
+    return genericMicroKernels();
   }();
   return chosen;
+}
+
+const MicroKernel& hostMicroKernel() { return *hostMicroKernels().front(); }
+
+const MicroKernel& convolutionKernel(int64_t channels) {
+  const MicroKernels& all = hostMicroKernels();
+  const MicroKernel* best = all.front();
+  for (const MicroKernel* k : all)
+    if (k->nr >= channels) best = k;  // widest first: the last that holds them is the narrowest
+  return *best;
 }
 
 }  // namespace graphc::runtime::cpu::gemm

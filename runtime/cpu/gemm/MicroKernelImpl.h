@@ -1,10 +1,32 @@
-// The micro-kernel's one definition, instantiated per instruction set by
+// The micro-kernels' one definition, instantiated per instruction set by
 // the MicroKernel*.cpp files (each includes this inside its own namespace
 // and compiles with its own target flags). `V` is the vector type's traits:
 // width, zero, load, broadcast, fma, store.
 //
 // Included only by those files: no include guard on purpose, no namespace.
 
+/// Stores the accumulators: rows × cols of the MR × NR block at c.
+template <class V, int MR, int NV>
+inline void storeBlock(typename V::type (&acc)[MR][NV], float* c, int64_t ldc, int rows, int cols) {
+  constexpr int W = V::width, NR = W * NV;
+  if (rows == MR && cols == NR) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * W, acc[i][j]);
+    return;
+  }
+  // A partial block (the last rows or columns): through a local tile.
+  float tile[MR * NR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * W, acc[i][j]);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) c[i * ldc + j] = tile[i * NR + j];
+}
+
+/// C = A · B on a packed A panel (k × MR) and a packed B panel (k × NR).
 template <class V, int MR, int NV>
 void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols) {
   constexpr int W = V::width, NR = W * NV;
@@ -26,19 +48,36 @@ void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ld
     a += MR;
     b += NR;
   }
-  if (rows == MR && cols == NR) {
+  storeBlock<V, MR, NV>(acc, c, ldc, rows, cols);
+}
+
+/// C = A · B with A read through an indirection: A[i, p] = rows[i][offsets[p]]
+/// (a convolution: row i is an output position's window origin in the
+/// padded image, offsets[p] the reduction point's offset from it).
+template <class V, int MR, int NV>
+void indirectKernel(int64_t k, const float* const* rows, const int64_t* offsets, const float* b, float* c, int64_t ldc,
+                    int nrows, int cols) {
+  constexpr int W = V::width, NR = W * NV;
+  const float* row[MR];
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * W, acc[i][j]);
-    return;
-  }
-  // A partial block (the last rows or columns): through a local tile.
-  float tile[MR * NR];
+  for (int i = 0; i < MR; ++i) row[i] = rows[i];
+  typename V::type acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * W, acc[i][j]);
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) c[i * ldc + j] = tile[i * NR + j];
+    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  for (int64_t p = 0; p < k; ++p) {
+    const int64_t at = offsets[p];
+    typename V::type bv[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * W);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const typename V::type av = V::broadcast(row[i] + at);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+    }
+    b += NR;
+  }
+  storeBlock<V, MR, NV>(acc, c, ldc, nrows, cols);
 }

@@ -1,9 +1,9 @@
 // Packing for the GEMM micro-kernel (MicroKernel.h): the operands copied
 // into the panel layouts the kernel reads sequentially. A packing routine
 // is also where an operand's layout is absorbed: a transposed operand is
-// just other strides, and a convolution's B operand is the im2col of the
-// image, gathered straight into panels (an implicit GEMM: the im2col matrix
-// is never written out whole).
+// just other strides. A convolution's image is not packed: the indirect
+// kernel reads it in place, through the window origins and offsets below,
+// from a copy with its zero border (padImage).
 //
 //   A (rows × k) in MR-row panels: panel g holds rows [g·MR, g·MR + MR) as
 //   k × MR, row-interleaved, rows past the last one zero.
@@ -32,31 +32,39 @@ void packA(MatrixView a, int64_t row0, int64_t rows, int64_t k, int mr, float* o
 /// Columns [col0, col0 + cols) of B (k rows) into NR-column panels at `out`.
 void packB(MatrixView b, int64_t col0, int64_t cols, int64_t k, int nr, float* out);
 
-/// A convolution (groups 1) as the GEMM W[M, K] · im2col(x)[K, N] per image:
-/// K = C · ∏kernel (c, then the kernel dims, as the weight's row), N = ∏out
-/// (the output's spatial positions, row-major), so that C[M, N] is the
-/// image's NCHW output.
-struct ConvGeometry {
-  int64_t channels = 0;
-  std::vector<int64_t> in, out, kernel, stride, dilation, padBegin;  // per spatial dim
-  int64_t k() const;            // C · ∏kernel
-  int64_t positions() const;    // ∏out
-  int64_t imageFloats() const;  // C · ∏in
+/// A convolution (groups 1) as a GEMM per image: C[M, N] = W[M, K] ·
+/// im2col(x)[K, N] with K = C · ∏kernel (c, then the kernel dims, as the
+/// weight's row) and N = ∏out (the output's spatial positions, row-major),
+/// so that C is the image's NCHW output. Everything the run needs is
+/// derived once, here.
+class ConvGeometry {
+ public:
+  ConvGeometry(int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out, std::vector<int64_t> kernel,
+               std::vector<int64_t> stride, std::vector<int64_t> dilation, std::vector<int64_t> padBegin);
+
+  int64_t channels() const { return channels_; }
+  int64_t k() const { return static_cast<int64_t>(offsets_.size()); }  // C · ∏kernel
+  int64_t positions() const { return positions_; }                     // ∏out
+  int64_t imageFloats() const { return imageFloats_; }                 // C · ∏in
   /// The input with its zero border: padBegin + in + what the last window
   /// reaches past the end, per spatial dim.
-  std::vector<int64_t> padded() const;
-  bool needsPadding() const;
-  int64_t paddedFloats() const;  // C · ∏padded
+  const std::vector<int64_t>& padded() const { return padded_; }
+  bool needsPadding() const { return padded_ != in_; }
+  int64_t paddedFloats() const { return paddedFloats_; }  // C · ∏padded
+  /// The offset of each reduction point (channel, kernel point: a row of
+  /// the weight) from a window's origin in the padded image.
+  const std::vector<int64_t>& offsets() const { return offsets_; }
+  /// Where output position `position`'s window starts in the padded image.
+  int64_t origin(int64_t position) const;
+
+  /// One image with its zero border at `out` (paddedFloats()).
+  void padImage(const float* image, float* out) const;
+
+ private:
+  int64_t channels_;
+  std::vector<int64_t> in_, out_, kernel_, stride_, dilation_, padBegin_, padded_, offsets_;
+  std::vector<int64_t> paddedStride_;  // per spatial dim, in the padded image
+  int64_t positions_ = 1, imageFloats_ = 0, paddedFloats_ = 0;
 };
-
-/// One image with its zero border (ConvGeometry::padded) at `out`.
-void padImage(const float* image, const ConvGeometry& g, float* out);
-
-/// Columns [col0, col0 + cols) of one image's im2col matrix into NR-column
-/// panels at `out`. `image` is the padded image (padImage) when the
-/// geometry needs padding, else the image itself: every read is inside it,
-/// and a run of columns that are consecutive in the input (stride 1) is
-/// one contiguous copy per row.
-void packConvB(const float* image, const ConvGeometry& g, int64_t col0, int64_t cols, int nr, float* out);
 
 }  // namespace graphc::runtime::cpu::gemm
