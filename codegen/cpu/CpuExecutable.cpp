@@ -100,7 +100,7 @@ using PrepackedSteps = std::unordered_map<const StepPlan*, Prepacked>;
 
 /// The conv kernel's geometry in the GEMM runtime's terms.
 runtime::cpu::gemm::ConvGeometry convGeometry(const codegen::kernel::ConvAsGemm& c) {
-  return {c.channels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin};
+  return {c.depthwise, c.channels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin};
 }
 
 /// Packs the constant f32 operands of every GEMM step of `plan` (cond
@@ -122,8 +122,9 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
     if (g.conv) {  // the filters [M, K]
       p.conv = convGeometry(*g.conv);
       if (const Tensor* w = constant(g.a)) {
-        const int64_t m = w->shape()[0];
-        p.a = runtime::cpu::packFilters(w->as<float>(), m, w->numel() / std::max<int64_t>(m, 1));
+        const int64_t m = w->shape()[0], k = w->numel() / std::max<int64_t>(m, 1);
+        p.a = g.conv->depthwise ? runtime::cpu::packDepthwiseFilters(w->as<float>(), m, k)
+                                : runtime::cpu::packFilters(w->as<float>(), m, k);
       }
     } else if (const Tensor* w = constant(g.b); w && w->shape().size() >= (g.transposeB ? 2u : 1u)) {
       // [..., k, n] matrices (a vector is one column), or a linear's [n, k]

@@ -18,8 +18,10 @@
 namespace graphc::codegen::cpu {
 
 /// How the cpu backend lowers fused ops: convolutions as GEMMs, small
-/// windows unrolled.
-inline kernel::LowerOptions cpuLowerOptions() { return {.convolutionsAsGemm = true, .unrollSmallWindows = true}; }
+/// windows unrolled, short inner dims merged.
+inline kernel::LowerOptions cpuLowerOptions() {
+  return {.convolutionsAsGemm = true, .unrollSmallWindows = true, .mergeShortInnerDims = true};
+}
 
 /// Throws ir::LocatedError (at the node) for a kernel the backend cannot
 /// compile. The Executable refers to `g`, which must outlive it. `report`,

@@ -285,9 +285,24 @@ llvm::Value* Emitter::index(const IndexPtr& e) {
 }
 
 llvm::Value* Emitter::address(llvm::Value* base, const ir::TensorType& t, const std::vector<IndexPtr>& idx) {
+  using codegen::kernel::Index;
   llvm::Value* linear = c64(0);
-  for (size_t d = 0; d < idx.size(); ++d)
-    linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(t.shape[d])), index(idx[d]));
+  for (size_t d = 0; d < idx.size(); ++d) {
+    // A merged dim's pair [j / w, j % w] over dims of size [h, w] ravels to
+    // j itself: emitted so, the read is contiguous in j, as the vectoriser
+    // needs (MergeInnerDims.cpp).
+    const IndexPtr& hi = idx[d];
+    if (d + 1 < idx.size() && hi->kind == Index::Kind::Div && idx[d + 1]->kind == Index::Kind::Mod &&
+        hi->rhs->kind == Index::Kind::Const && idx[d + 1]->rhs->kind == Index::Kind::Const &&
+        hi->rhs->value == idx[d + 1]->rhs->value && hi->lhs == idx[d + 1]->lhs && t.shape[d + 1].isStatic() &&
+        t.shape[d + 1].size == hi->rhs->value) {
+      linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, b_.CreateNSWMul(dim(t.shape[d]), dim(t.shape[d + 1]))),
+                               index(hi->lhs));
+      ++d;
+      continue;
+    }
+    linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(t.shape[d])), index(hi));
+  }
   return b_.CreateInBoundsGEP(storageType(t.dtype), base, linear);
 }
 

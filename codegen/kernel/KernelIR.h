@@ -82,11 +82,14 @@ struct Store {
 
 /// A row reduction kernel reduces `reduceSizes` (inner loops) for every
 /// point of the outer loops; a GEMM kernel computes `acc` for every point.
-/// A convolution computed as a GEMM per image (the cpu backend's
-/// convolutions of groups 1 in f32): a holds the filters [M, K], b the
-/// images, K = channels · ∏kernel; C[n] = a · im2col(b[n]) is image n's
-/// output [M, ∏out]. The geometry is static (the batch may not be).
+/// A convolution computed as a GEMM per image (the cpu backend's f32
+/// convolutions of groups 1): a holds the filters [M, K], b the images,
+/// K = channels · ∏kernel; C[n] = a · im2col(b[n]) is image n's output
+/// [M, ∏out]. A depthwise convolution (groups = channels = M) is the same
+/// with each output channel reading only its own input channel, K = ∏kernel.
+/// The geometry is static (the batch may not be).
 struct ConvAsGemm {
+  bool depthwise = false;
   int64_t channels = 0;
   std::vector<int64_t> in, out, kernel, stride, dilation, padBegin;  // per spatial dim
 };

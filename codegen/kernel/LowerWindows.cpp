@@ -197,9 +197,14 @@ ExprPtr Lowerer::transposedConvolution(const Node& n) {
 }
 
 bool Lowerer::convolutionAsGemmFits(const Node& n) const {
-  if (n.op != OpId::Conv || groupsOf(n) != 1 || n.result()->type.dtype != DType::F32) return false;
+  if (n.op != OpId::Conv || n.result()->type.dtype != DType::F32) return false;
   const Value* x = n.operands[0];
   const Value* w = n.operands[1];
+  // groups 1, or depthwise: one output channel per input channel
+  const int64_t groups = groupsOf(n);
+  if (groups != 1 && !(x->type.shape[1].isStatic() && groups == x->type.shape[1].size &&
+                       n.result()->type.shape[1].isStatic() && n.result()->type.shape[1].size == groups))
+    return false;
   if (x->type.dtype != DType::F32 || w->type.dtype != DType::F32 || !inputOf_.count(x) || !inputOf_.count(w))
     return false;
   const size_t rank = x->type.shape.size();
@@ -220,10 +225,11 @@ void Lowerer::convolutionGemmKernel() {
   outerRank_ = k_.outer.size();
   const Shape& x = n.operands[0]->type.shape;
   ConvAsGemm conv;
+  conv.depthwise = groupsOf(n) > 1;
   conv.channels = x[1].size;
   conv.kernel = kernelOf(n);
   const rules::WindowGeometry g = geometryOf(n, conv.kernel.size());
-  int64_t k = conv.channels;
+  int64_t k = conv.depthwise ? 1 : conv.channels;
   for (size_t d = 0; d < conv.kernel.size(); ++d) {
     conv.in.push_back(x[2 + d].size);
     conv.out.push_back(k_.outer[2 + d].size);

@@ -45,6 +45,9 @@ bool isWindow(OpId op);
 /// UnrollWindows.cpp: `k` with its small static window unrolled into a
 /// pointwise kernel, or `k` itself where that does not apply.
 Kernel unrollSmallWindow(Kernel k);
+/// MergeInnerDims.cpp: a pointwise or epilogue kernel with its short
+/// static inner dims merged into the dim before.
+Kernel mergeShortInnerDims(Kernel k);
 
 class Lowerer {
  public:

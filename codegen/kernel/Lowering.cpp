@@ -225,17 +225,19 @@ Kernel Lowerer::run() {
     if (!matmul_ && (n->op == OpId::Matmul || n->op == OpId::Linear)) matmul_ = n.get();
     if (!window_ && isWindow(n->op)) window_ = n.get();
   }
-  if (matmul_)
+  if (matmul_) {
     gemmKernel();
-  else if (window_ && options_.convolutionsAsGemm && convolutionAsGemmFits(*window_))
+  } else if (window_ && options_.convolutionsAsGemm && convolutionAsGemmFits(*window_)) {
     convolutionGemmKernel();
-  else if (window_) {
+  } else if (window_) {
     windowKernel();
     if (options_.unrollSmallWindows) k_ = unrollSmallWindow(std::move(k_));
-  } else if (reduction_)
+  } else if (reduction_) {
     reductionKernel();
-  else
+  } else {
     pointwiseKernel();
+  }
+  if (options_.mergeShortInnerDims) k_ = mergeShortInnerDims(std::move(k_));
   return IndexSimplifier(k_).run();
 }
 

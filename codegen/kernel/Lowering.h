@@ -18,6 +18,10 @@ struct LowerOptions {
   /// (UnrollWindows.cpp): the cpu backend vectorises those along the
   /// output's last dim.
   bool unrollSmallWindows = false;
+  /// A pointwise or epilogue kernel's short static inner dims are merged
+  /// into the dim before (MergeInnerDims.cpp), so that its innermost loop
+  /// is long enough to vectorise.
+  bool mergeShortInnerDims = false;
 };
 
 /// Lowers one fused op; throws ir::Error for a body the lowering cannot

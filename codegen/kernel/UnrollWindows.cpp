@@ -14,59 +14,13 @@
 #include <unordered_map>
 
 #include "codegen/kernel/Lowerer.h"
+#include "codegen/kernel/Substitute.h"
 
 namespace graphc::codegen::kernel {
 
 namespace {
 
 constexpr int64_t kMaxUnrolledPoints = 64;
-
-/// Rebuilds expressions with the reduction variables fixed to one window
-/// point (the constructors fold what becomes constant).
-class PointSubstitution {
- public:
-  PointSubstitution(int64_t firstInner, const std::vector<int64_t>& point) : first_(firstInner), point_(point) {}
-
-  IndexPtr index(const IndexPtr& e) {
-    if (auto it = indices_.find(e.get()); it != indices_.end()) return it->second;
-    IndexPtr r = e;
-    switch (e->kind) {
-      case Index::Kind::Const:
-      case Index::Kind::Sym: break;
-      case Index::Kind::Var:
-        if (e->value >= first_ && e->value - first_ < static_cast<int64_t>(point_.size()))
-          r = Index::constant(point_[static_cast<size_t>(e->value - first_)]);
-        break;
-      case Index::Kind::Add: r = add(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Mul: r = mul(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Div: r = div(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Mod: r = mod(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Clamp: r = clamp(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Indirect: {
-        auto rebuilt = std::make_shared<Index>(*e);
-        rebuilt->load = expr(e->load);
-        r = rebuilt;
-        break;
-      }
-    }
-    return indices_[e.get()] = r;
-  }
-
-  ExprPtr expr(const ExprPtr& e) {
-    if (auto it = exprs_.find(e.get()); it != exprs_.end()) return it->second;
-    auto rebuilt = std::make_shared<Expr>(*e);
-    for (IndexPtr& i : rebuilt->index) i = index(i);
-    for (IndexPtr& i : rebuilt->sizes) i = index(i);
-    for (ExprPtr& a : rebuilt->args) a = expr(a);
-    return exprs_[e.get()] = rebuilt;
-  }
-
- private:
-  int64_t first_;
-  const std::vector<int64_t>& point_;
-  std::unordered_map<const Index*, IndexPtr> indices_;
-  std::unordered_map<const Expr*, ExprPtr> exprs_;
-};
 
 /// Replaces each Reduce by its unrolled combination over `points`.
 class Unroller {
@@ -95,7 +49,9 @@ class Unroller {
     const OpId combine = sum ? OpId::Add : prod ? OpId::Mul : reduce.op == OpId::Amax ? OpId::Maximum : OpId::Minimum;
     ExprPtr total;
     for (const std::vector<int64_t>& point : points_) {
-      ExprPtr value = castTo(PointSubstitution(first_, point).expr(arg), acc);
+      std::unordered_map<int64_t, IndexPtr> fixed;
+      for (size_t d = 0; d < point.size(); ++d) fixed[first_ + static_cast<int64_t>(d)] = Index::constant(point[d]);
+      ExprPtr value = castTo(VarSubstitution(std::move(fixed)).expr(arg), acc);
       total = total ? opOf(combine, acc, {total, value}) : value;
     }
     if (reduce.op == OpId::Mean)

@@ -213,7 +213,7 @@ void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
         const int rows = static_cast<int>(std::min<int64_t>(mr, count - i));
         // Rows past the last position repeat it: read, never stored.
         for (int r = 0; r < mr; ++r)
-          windows[static_cast<size_t>(r)] = image + g.origin(pos0 + i + std::min(r, rows - 1));
+          windows[static_cast<size_t>(r)] = image + g.origins()[static_cast<size_t>(pos0 + i + std::min(r, rows - 1))];
         for (int64_t j = 0; j < channels; j += nr)
           kernel.runIndirect(k, windows.data(), g.offsets().data(), filters + j * k, flipped + i * channels + j,
                              channels, rows, static_cast<int>(std::min<int64_t>(nr, channels - j)));
@@ -221,6 +221,65 @@ void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
       for (int64_t c = 0; c < channels; ++c)
         for (int64_t q = 0; q < count; ++q) out[c * count + q] = flipped[q * channels + c];
       finishTile(p, epilogue, b, 0, channels, pos0, count, out);
+    }
+  });
+}
+
+/// A depthwise convolution: each image copied channels-last with its zero
+/// border, then per image and block of channels the kernel computes a
+/// vector of channels for several positions at once (every load
+/// contiguous, whatever the stride); the positions × channels tile is
+/// transposed back to NCHW for the epilogue.
+void depthwiseConv(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
+  const gemm::ConvGeometry& g = *p.conv;
+  const MicroKernel& kernel = gemm::hostMicroKernel();
+  const int64_t images = static_cast<int64_t>(p.bOffsets.size()), taps = p.k, channels = p.m, positions = p.n;
+  const int64_t imageFloats = g.paddedFloats();
+  scratch.paddedImages.resize(static_cast<size_t>(images * imageFloats));
+  pool.parallelFor(images, std::max<int64_t>(1, 65536 / std::max<int64_t>(imageFloats, 1)),
+                   [&](int64_t begin, int64_t end, int) {
+                     for (int64_t b = begin; b < end; ++b)
+                       g.padImageChannelsLast(static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)],
+                                              scratch.paddedImages.data() + b * imageFloats);
+                   });
+  const float* weights;
+  if (p.packedA) {
+    weights = p.packedA->matrix(0);
+  } else {
+    scratch.packedFilters.resize(static_cast<size_t>(taps * channels));
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t t = 0; t < taps; ++t)
+        scratch.packedFilters[static_cast<size_t>(t * channels + c)] = static_cast<const float*>(p.a)[c * taps + t];
+    weights = scratch.packedFilters.data();
+  }
+  // Blocks of whole vectors of channels whose tile stays within 256 KiB;
+  // smaller when there are fewer than threads and work for more than one.
+  const int64_t width = kernel.depthwiseWidth;
+  const int64_t groups = (channels + width - 1) / width;
+  int64_t block = std::clamp<int64_t>(65536 / std::max<int64_t>(positions * width, 1), 1, groups);
+  const double flops = 2.0 * static_cast<double>(images * channels * positions) * static_cast<double>(taps);
+  const int64_t wanted = (pool.size() + images - 1) / images;
+  if (flops >= 2 * kMinTaskFlops && (groups + block - 1) / block < wanted)
+    block = std::max<int64_t>(1, (groups + wanted - 1) / wanted);
+  const int64_t blocks = (groups + block - 1) / block;
+  const double blockFlops =
+      2.0 * static_cast<double>(block * width * positions) * static_cast<double>(std::max<int64_t>(taps, 1));
+  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / blockFlops)));
+  const int64_t tileFloats = block * width * positions;
+  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  pool.parallelFor(images * blocks, grain, [&](int64_t begin, int64_t end, int chunk) {
+    float* flipped = floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(2 * tileFloats));
+    float* out = flipped + tileFloats;
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t b = task / blocks, c0 = task % blocks * block * width;
+      const int64_t count = std::min(block * width, channels - c0);
+      const float* image = scratch.paddedImages.data() + b * imageFloats;
+      for (int64_t c = c0; c < c0 + count; c += width)
+        kernel.depthwise(taps, image + c, channels, g.origins().data(), positions, g.offsets().data(), weights + c,
+                         static_cast<int>(std::min(width, c0 + count - c)), flipped + (c - c0), count);
+      for (int64_t c = 0; c < count; ++c)
+        for (int64_t q = 0; q < positions; ++q) out[c * positions + q] = flipped[q * count + c];
+      finishTile(p, epilogue, b, c0, count, 0, positions, out);
     }
   });
 }
@@ -277,6 +336,16 @@ PackedWeights packFilters(const float* w, int64_t m, int64_t k) {
   return packWeightsA(w, 1, m, k, gemm::convolutionKernel(m).nr);
 }
 
+PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps) {
+  PackedWeights packed;
+  packed.sourceFloats = std::max<int64_t>(channels * taps, 1);
+  packed.packedFloats = channels * taps;
+  packed.data.resize(static_cast<size_t>(channels * taps));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t t = 0; t < taps; ++t) packed.data[static_cast<size_t>(t * channels + c)] = w[c * taps + t];
+  return packed;
+}
+
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed) {
   const int nr = gemm::hostMicroKernel().nr;
   PackedWeights w;
@@ -295,6 +364,8 @@ void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, GemmSc
   if (p.aOffsets.empty() || p.m == 0 || p.n == 0) return;
   if (p.dtype == ir::DType::F64)
     blasGemm(p, epilogue, scratch, pool);
+  else if (p.conv && p.conv->depthwise())
+    depthwiseConv(p, epilogue, scratch, pool);
   else if (p.conv)
     convolutionGemm(p, epilogue, scratch, pool);
   else

@@ -46,6 +46,9 @@ struct PackedWeights {
 PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t k, int panelRows);
 /// Packs a convolution's filters [m, k] for gemm::convolutionKernel(m).
 PackedWeights packFilters(const float* w, int64_t m, int64_t k);
+/// A depthwise convolution's filters [channels, taps] transposed to
+/// [taps, channels], the layout its kernel reads.
+PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps);
 /// Packs a B operand: [matrices, k, n], or [matrices, n, k] when transposed.
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed);
 
@@ -74,9 +77,9 @@ using TileEpilogue = std::function<void(int64_t begin, int64_t end, const void* 
 /// costs page faults on every run of a model.
 struct GemmScratch {
   static GemmScratch& forThisThread();
-  std::vector<float> packedB;                 // B packed before the tiles
-  std::vector<float> paddedImages;            // a convolution's images with their zero borders
-  std::vector<float> packedFilters;           // a convolution's filters, when not a constant
+  std::vector<float> packedB;        // B packed before the tiles
+  std::vector<float> paddedImages;   // a convolution's images with their zero borders (depthwise: channels-last)
+  std::vector<float> packedFilters;  // a convolution's filters, when not a constant
   std::vector<std::vector<std::byte>> tiles;  // per pool thread: the tile, packed A, packed B
 };
 

@@ -8,7 +8,8 @@
 //                position's window in the padded image, so no im2col is
 //                ever written;
 //
-// and B always a packed panel (k × NR). There is one implementation per
+// and B always a packed panel (k × NR); and a depthwise convolution,
+// channels-last, a vector of channels at a time. There is one implementation per
 // instruction set, each compiled with that set's flags
 // (MicroKernelAvx512.cpp, MicroKernelAvx2.cpp, MicroKernelGeneric.cpp, all
 // from the templates in MicroKernelImpl.h); the host's kernels are picked
@@ -31,6 +32,13 @@ struct MicroKernel {
   /// The same with A[i, p] = rows[i][offsets[p]] (all mr row pointers valid).
   void (*runIndirect)(int64_t k, const float* const* rows, const int64_t* offsets, const float* b, float* c,
                       int64_t ldc, int nrows, int cols);
+  /// A depthwise convolution on a channels-last image (zero-bordered):
+  /// out[q·ldo + j] = Σ_t image[(origins[q] + taps[t])·channels + j] ·
+  /// weights[t·channels + j] for q < count, j < width ≤ the vector width,
+  /// channels a vector at a time and several positions at once.
+  void (*depthwise)(int64_t tapCount, const float* image, int64_t channels, const int64_t* origins, int64_t count,
+                    const int64_t* taps, const float* weights, int width, float* out, int64_t ldo);
+  int depthwiseWidth;  // the channels one depthwise call covers
 };
 
 /// An instruction set's kernels, widest columns first (the first is the

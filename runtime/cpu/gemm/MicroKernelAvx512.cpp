@@ -32,13 +32,37 @@ struct Ymm {
   static void store(float* p, type v) { _mm256_storeu_ps(p, v); }
 };
 #include "runtime/cpu/gemm/MicroKernelImpl.h"
+
+void depthwise(int64_t tapCount, const float* image, int64_t channels, const int64_t* origins, int64_t count,
+               const int64_t* taps, const float* weights, int width, float* out, int64_t ldo) {
+  const __mmask16 mask = width >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << width) - 1);
+  constexpr int kPositions = 8;  // independent accumulators: the FMA latency is covered
+  int64_t q = 0;
+  for (; q + kPositions <= count; q += kPositions) {
+    __m512 acc[kPositions];
+    for (int i = 0; i < kPositions; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t t = 0; t < tapCount; ++t) {
+      const __m512 w = _mm512_maskz_loadu_ps(mask, weights + t * channels);
+      for (int i = 0; i < kPositions; ++i)
+        acc[i] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, image + (origins[q + i] + taps[t]) * channels), w, acc[i]);
+    }
+    for (int i = 0; i < kPositions; ++i) _mm512_mask_storeu_ps(out + (q + i) * ldo, mask, acc[i]);
+  }
+  for (; q < count; ++q) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t t = 0; t < tapCount; ++t)
+      acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, image + (origins[q] + taps[t]) * channels),
+                            _mm512_maskz_loadu_ps(mask, weights + t * channels), acc);
+    _mm512_mask_storeu_ps(out + q * ldo, mask, acc);
+  }
+}
 }  // namespace avx512
 
 MicroKernels avx512MicroKernels() {
   using namespace avx512;
-  static const MicroKernel wide{"avx512", 8, 32, &microKernel<Zmm, 8, 2>, &indirectKernel<Zmm, 8, 2>};
-  static const MicroKernel one{"avx512", 8, 16, &microKernel<Zmm, 8, 1>, &indirectKernel<Zmm, 8, 1>};
-  static const MicroKernel half{"avx512", 8, 8, &microKernel<Ymm, 8, 1>, &indirectKernel<Ymm, 8, 1>};
+  static const MicroKernel wide{"avx512", 8, 32, &microKernel<Zmm, 8, 2>, &indirectKernel<Zmm, 8, 2>, &depthwise, 16};
+  static const MicroKernel one{"avx512", 8, 16, &microKernel<Zmm, 8, 1>, &indirectKernel<Zmm, 8, 1>, &depthwise, 16};
+  static const MicroKernel half{"avx512", 8, 8, &microKernel<Ymm, 8, 1>, &indirectKernel<Ymm, 8, 1>, &depthwise, 16};
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl")) return {};
   return {&wide, &one, &half};
 }

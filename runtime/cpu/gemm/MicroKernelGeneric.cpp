@@ -17,11 +17,27 @@ struct Scalar {
   static void store(float* p, type v) { *p = v; }
 };
 #include "runtime/cpu/gemm/MicroKernelImpl.h"
+
+void depthwise(int64_t tapCount, const float* image, int64_t channels, const int64_t* origins, int64_t count,
+               const int64_t* taps, const float* weights, int width, float* out, int64_t ldo) {
+  for (int64_t q = 0; q < count; ++q)
+    for (int j = 0; j < width; ++j) {
+      float acc = 0.0f;
+      for (int64_t t = 0; t < tapCount; ++t)
+        acc += image[(origins[q] + taps[t]) * channels + j] * weights[t * channels + j];
+      out[q * ldo + j] = acc;
+    }
+}
 }  // namespace generic
 
 MicroKernels genericMicroKernels() {
-  static const MicroKernel kernel{"generic", 4, 8, &generic::microKernel<generic::Scalar, 4, 8>,
-                                  &generic::indirectKernel<generic::Scalar, 4, 8>};
+  static const MicroKernel kernel{"generic",
+                                  4,
+                                  8,
+                                  &generic::microKernel<generic::Scalar, 4, 8>,
+                                  &generic::indirectKernel<generic::Scalar, 4, 8>,
+                                  &generic::depthwise,
+                                  8};
   return {&kernel};
 }
 

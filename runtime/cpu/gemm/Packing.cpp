@@ -1,6 +1,7 @@
 #include "runtime/cpu/gemm/Packing.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -55,10 +56,11 @@ std::vector<int64_t> coordinates(int64_t at, const std::vector<int64_t>& sizes) 
 
 }  // namespace
 
-ConvGeometry::ConvGeometry(int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out,
+ConvGeometry::ConvGeometry(bool depthwise, int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out,
                            std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> dilation,
                            std::vector<int64_t> padBegin)
-    : channels_(channels),
+    : depthwise_(depthwise),
+      channels_(channels),
       in_(std::move(in)),
       out_(std::move(out)),
       kernel_(std::move(kernel)),
@@ -83,14 +85,17 @@ ConvGeometry::ConvGeometry(int64_t channels, std::vector<int64_t> in, std::vecto
   }
   int64_t kernelPoints = 1;
   for (int64_t s : kernel_) kernelPoints *= s;
-  offsets_.reserve(static_cast<size_t>(channels_ * kernelPoints));
-  for (int64_t c = 0; c < channels_; ++c)
+  const int64_t summed = depthwise_ ? 1 : channels_;  // channels a window sums over
+  offsets_.reserve(static_cast<size_t>(summed * kernelPoints));
+  for (int64_t c = 0; c < summed; ++c)
     for (int64_t kp = 0; kp < kernelPoints; ++kp) {
       const std::vector<int64_t> kc = coordinates(kp, kernel_);
       int64_t off = c * plane;
       for (size_t d = 0; d < rank; ++d) off += kc[d] * dilation_[d] * paddedStride_[d];
       offsets_.push_back(off);
     }
+  origins_.resize(static_cast<size_t>(positions_));
+  for (int64_t q = 0; q < positions_; ++q) origins_[static_cast<size_t>(q)] = origin(q);
 }
 
 int64_t ConvGeometry::origin(int64_t position) const {
@@ -116,6 +121,25 @@ void ConvGeometry::padImage(const float* image, float* out) const {
     }
     at += rest * (paddedFloats_ / channels_);  // rest is the channel
     std::copy(image + r * rowLength, image + (r + 1) * rowLength, out + at);
+  }
+}
+
+void ConvGeometry::padImageChannelsLast(const float* image, float* out) const {
+  const size_t rank = padded_.size();
+  std::fill(out, out + paddedFloats_, 0.0f);
+  const int64_t plane = imageFloats_ / channels_, rowLength = in_[rank - 1],
+                rows = plane / std::max<int64_t>(rowLength, 1);
+  for (int64_t r = 0; r < rows; ++r) {  // each innermost input row, to its padded place
+    int64_t to = padBegin_[rank - 1], rest = r;
+    for (size_t d = rank - 1; d-- > 0;) {
+      to += (rest % in_[d] + padBegin_[d]) * paddedStride_[d];
+      rest /= in_[d];
+    }
+    float* dst = out + to * channels_;
+    for (int64_t c = 0; c < channels_; ++c) {
+      const float* src = image + c * plane + r * rowLength;
+      for (int64_t x = 0; x < rowLength; ++x) dst[x * channels_ + c] = src[x];
+    }
   }
 }
 

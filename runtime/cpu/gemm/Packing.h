@@ -35,36 +35,49 @@ void packB(MatrixView b, int64_t col0, int64_t cols, int64_t k, int nr, float* o
 /// A convolution (groups 1) as a GEMM per image: C[M, N] = W[M, K] ·
 /// im2col(x)[K, N] with K = C · ∏kernel (c, then the kernel dims, as the
 /// weight's row) and N = ∏out (the output's spatial positions, row-major),
-/// so that C is the image's NCHW output. Everything the run needs is
-/// derived once, here.
+/// so that C is the image's NCHW output. A depthwise convolution (each
+/// output channel reads its own input channel) has K = ∏kernel. Everything
+/// the run needs is derived once, here.
 class ConvGeometry {
  public:
-  ConvGeometry(int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out, std::vector<int64_t> kernel,
-               std::vector<int64_t> stride, std::vector<int64_t> dilation, std::vector<int64_t> padBegin);
+  ConvGeometry(bool depthwise, int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out,
+               std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> dilation,
+               std::vector<int64_t> padBegin);
 
+  bool depthwise() const { return depthwise_; }
   int64_t channels() const { return channels_; }
-  int64_t k() const { return static_cast<int64_t>(offsets_.size()); }  // C · ∏kernel
+  int64_t k() const { return static_cast<int64_t>(offsets_.size()); }  // C · ∏kernel, or ∏kernel
   int64_t positions() const { return positions_; }                     // ∏out
   int64_t imageFloats() const { return imageFloats_; }                 // C · ∏in
   /// The input with its zero border: padBegin + in + what the last window
   /// reaches past the end, per spatial dim.
   const std::vector<int64_t>& padded() const { return padded_; }
   bool needsPadding() const { return padded_ != in_; }
-  int64_t paddedFloats() const { return paddedFloats_; }  // C · ∏padded
+  int64_t paddedFloats() const { return paddedFloats_; }             // C · ∏padded
+  int64_t paddedPlane() const { return paddedFloats_ / channels_; }  // ∏padded
   /// The offset of each reduction point (channel, kernel point: a row of
-  /// the weight) from a window's origin in the padded image.
+  /// the weight; depthwise, the kernel point only) from a window's origin
+  /// in the padded image.
   const std::vector<int64_t>& offsets() const { return offsets_; }
   /// Where output position `position`'s window starts in the padded image.
   int64_t origin(int64_t position) const;
+  /// Every position's origin(): floats into a padded image, or for a
+  /// depthwise convolution, whose image is channels-last, positions.
+  const std::vector<int64_t>& origins() const { return origins_; }
 
   /// One image with its zero border at `out` (paddedFloats()).
   void padImage(const float* image, float* out) const;
+  /// The same, channels-last: position p of the padded plane, channel c at
+  /// out[p · channels + c] (what the depthwise kernel reads).
+  void padImageChannelsLast(const float* image, float* out) const;
 
  private:
+  bool depthwise_;
   int64_t channels_;
   std::vector<int64_t> in_, out_, kernel_, stride_, dilation_, padBegin_, padded_, offsets_;
   std::vector<int64_t> paddedStride_;  // per spatial dim, in the padded image
   int64_t positions_ = 1, imageFloats_ = 0, paddedFloats_ = 0;
+  std::vector<int64_t> origins_;
 };
 
 }  // namespace graphc::runtime::cpu::gemm
