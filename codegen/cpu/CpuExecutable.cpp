@@ -95,6 +95,7 @@ struct BoundRegion {
 struct Prepacked {
   std::optional<runtime::cpu::PackedWeights> a, b;
   std::optional<runtime::cpu::gemm::ConvGeometry> conv;
+  std::optional<runtime::cpu::gemm::ConvTransposeGeometry> convTranspose;
 };
 using PrepackedSteps = std::unordered_map<const StepPlan*, Prepacked>;
 
@@ -119,7 +120,13 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       return &slot.constant;
     };
     Prepacked p;
-    if (g.conv) {  // the filters [M, K]
+    if (g.conv && g.conv->transposed) {  // the filters [channels, outChannels, kernel...]
+      const codegen::kernel::ConvAsGemm& c = *g.conv;
+      p.convTranspose.emplace(c.channels, c.outChannels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin);
+      if (const Tensor* w = constant(g.a))
+        p.a = runtime::cpu::packTransposedFilters(w->as<float>(), c.channels,
+                                                  w->numel() / std::max<int64_t>(c.channels, 1));
+    } else if (g.conv) {  // the filters [M, K]
       p.conv = convGeometry(*g.conv);
       if (const Tensor* w = constant(g.a)) {
         const int64_t m = w->shape()[0], k = w->numel() / std::max<int64_t>(m, 1);
@@ -134,7 +141,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       const int64_t matrices = k * n == 0 ? 0 : w->numel() / (k * n);
       if (matrices > 0) p.b = runtime::cpu::packWeightsB(w->as<float>(), matrices, k, n, g.transposeB);
     }
-    if (p.a || p.b || p.conv) out.emplace(&s, std::move(p));
+    if (p.a || p.b || p.conv || p.convTranspose) out.emplace(&s, std::move(p));
   }
 }
 
@@ -208,6 +215,19 @@ class Binder {
       p.packedA = it->second.a ? &*it->second.a : nullptr;
       p.packedB = it->second.b ? &*it->second.b : nullptr;
       p.conv = it->second.conv ? &*it->second.conv : nullptr;
+      p.convTranspose = it->second.convTranspose ? &*it->second.convTranspose : nullptr;
+    }
+    if (p.convTranspose) {  // a = the filters, b = the images
+      const runtime::cpu::gemm::ConvTransposeGeometry& c = *p.convTranspose;
+      p.m = c.outChannels() * c.kernelPoints();
+      p.k = c.channels();
+      p.n = c.inPositions();
+      const int64_t images = w.shape()[0];
+      p.aOffsets.assign(static_cast<size_t>(images), 0);
+      for (int64_t i = 0; i < images; ++i) p.bOffsets.push_back(i * c.channels() * c.inPositions());
+      p.a = a.data();
+      p.b = w.data();
+      return;
     }
     if (g.conv) {  // a = the filters [m, k], b = the images
       p.m = a.shape()[0];

@@ -87,10 +87,13 @@ struct Store {
 /// K = channels · ∏kernel; C[n] = a · im2col(b[n]) is image n's output
 /// [M, ∏out]. A depthwise convolution (groups = channels = M) is the same
 /// with each output channel reading only its own input channel, K = ∏kernel.
+/// A transposed convolution (conv_transpose, groups 1) is the GEMM
+/// Wᵀ[M·∏kernel, channels] · x[channels, ∏in] per image, its columns then
+/// added into the output at o = i·stride + k·dilation − pad (col2im).
 /// The geometry is static (the batch may not be).
 struct ConvAsGemm {
-  bool depthwise = false;
-  int64_t channels = 0;
+  bool depthwise = false, transposed = false;
+  int64_t channels = 0, outChannels = 0;
   std::vector<int64_t> in, out, kernel, stride, dilation, padBegin;  // per spatial dim
 };
 

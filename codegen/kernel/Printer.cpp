@@ -64,7 +64,16 @@ class Printer {
     std::string out = fmt::format("kernel {} ({})\n", k_.name, ir::kernelKindName(k_.kind));
     for (const Buffer& b : k_.inputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
     for (const Buffer& b : k_.outputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
-    if (k_.gemm && k_.gemm->conv) {
+    if (k_.gemm && k_.gemm->conv && k_.gemm->conv->transposed) {
+      const Gemm& g = *k_.gemm;
+      const ConvAsGemm& c = *g.conv;
+      out += fmt::format(
+          "  gemm acc[{}] = col2im(sum i{} in [0, {}): {}[i{}, (channel, kernel point)] * {}[i{}, input position])  "
+          "(transposed, in [{}], kernel [{}], stride [{}], dilation [{}], pad [{}])\n",
+          list(vars(k_.outer.size())), g.kVar, toString(g.k), k_.inputs[g.a].name, g.kVar, k_.inputs[g.b].name, g.kVar,
+          fmt::join(c.in, ", "), fmt::join(c.kernel, ", "), fmt::join(c.stride, ", "), fmt::join(c.dilation, ", "),
+          fmt::join(c.padBegin, ", "));
+    } else if (k_.gemm && k_.gemm->conv) {
       const Gemm& g = *k_.gemm;
       const ConvAsGemm& c = *g.conv;
       const Indices outer = vars(k_.outer.size());

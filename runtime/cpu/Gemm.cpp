@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include <cblas.h>
 
@@ -284,6 +285,64 @@ void depthwiseConv(const GemmProblem& p, const TileEpilogue& epilogue, GemmScrat
   });
 }
 
+/// A transposed convolution: each image packed once as B, then per image
+/// and block of output channels the GEMM rows of those channels (every
+/// kernel point of each) into a column tile, added into the output block
+/// (col2im), and the epilogue on it.
+void transposedConvolution(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
+  const gemm::ConvTransposeGeometry& g = *p.convTranspose;
+  const MicroKernel& kernel = gemm::hostMicroKernel();
+  const int mr = kernel.mr, nr = kernel.nr;
+  const int64_t images = static_cast<int64_t>(p.bOffsets.size()), k = p.k, n = p.n;
+  const int64_t kk = g.kernelPoints(), outChannels = g.outChannels(), outPositions = g.outPositions();
+  const int64_t bFloats = gemm::packedFloats(n, k, nr), panels = (n + nr - 1) / nr;
+  scratch.packedB.resize(static_cast<size_t>(images * bFloats));
+  pool.parallelFor(images * panels, std::max<int64_t>(1, 4096 / std::max<int64_t>(k * nr, 1)),
+                   [&](int64_t begin, int64_t end, int) {
+                     for (int64_t i = begin; i < end; ++i) {
+                       const int64_t b = i / panels, col0 = i % panels * nr;
+                       packBColumns(p, b, col0, std::min<int64_t>(nr, n - col0), nr,
+                                    scratch.packedB.data() + b * bFloats + col0 * k);
+                     }
+                   });
+  const float* filters;
+  if (p.packedA) {
+    filters = p.packedA->matrix(0);
+  } else {
+    scratch.packedFilters.resize(static_cast<size_t>(gemm::packedFloats(p.m, k, mr)));
+    gemm::packA({static_cast<const float*>(p.a), 1, p.m}, 0, p.m, k, mr, scratch.packedFilters.data());
+    filters = scratch.packedFilters.data();
+  }
+  // Blocks of output channels whose rows start on a panel of A (a multiple
+  // of mr / gcd(∏kernel, mr) channels), the column tile within 256 KiB.
+  const int64_t unit = mr / std::gcd(kk, static_cast<int64_t>(mr));
+  int64_t block = std::max<int64_t>(unit, 65536 / std::max<int64_t>(kk * n, 1) / unit * unit);
+  const double flops = 2.0 * static_cast<double>(images * p.m * n) * static_cast<double>(std::max<int64_t>(k, 1));
+  const int64_t wanted = (pool.size() + images - 1) / images;
+  if (flops >= 2 * kMinTaskFlops && (outChannels + block - 1) / block < wanted)
+    block = std::max(unit, ((outChannels + wanted - 1) / wanted + unit - 1) / unit * unit);
+  block = std::min(block, outChannels);
+  const int64_t blocks = (outChannels + block - 1) / block;
+  const int64_t colFloats = block * kk * n, outFloats = block * outPositions;
+  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  pool.parallelFor(images * blocks, 1, [&](int64_t begin, int64_t end, int chunk) {
+    float* col = floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(colFloats + outFloats));
+    float* out = col + colFloats;
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t b = task / blocks, co0 = task % blocks * block, count = std::min(block, outChannels - co0);
+      const int64_t row0 = co0 * kk, rows = count * kk;
+      const float* bPanels = scratch.packedB.data() + b * bFloats;
+      for (int64_t j = 0; j < n; j += nr)
+        for (int64_t i = 0; i < rows; i += mr)
+          kernel.run(k, filters + (row0 + i) * k, bPanels + j * k, col + i * n + j, n,
+                     static_cast<int>(std::min<int64_t>(mr, rows - i)), static_cast<int>(std::min<int64_t>(nr, n - j)));
+      g.col2im(col, count, out);
+      const int64_t first = (b * outChannels + co0) * outPositions;
+      epilogue(first, first + count * outPositions, out);
+    }
+  });
+}
+
 /// f64: OpenBLAS's dgemm per row tile (its packing redone per call).
 void blasGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
   const int64_t batch = static_cast<int64_t>(p.aOffsets.size());
@@ -346,6 +405,16 @@ PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t tap
   return packed;
 }
 
+PackedWeights packTransposedFilters(const float* w, int64_t channels, int64_t rows) {
+  const int mr = gemm::hostMicroKernel().mr;
+  PackedWeights packed;
+  packed.sourceFloats = std::max<int64_t>(channels * rows, 1);
+  packed.packedFloats = gemm::packedFloats(rows, channels, mr);
+  packed.data.resize(static_cast<size_t>(packed.packedFloats));
+  gemm::packA({w, 1, rows}, 0, rows, channels, mr, packed.data.data());  // Wᵀ: row r, column c at w[c·rows + r]
+  return packed;
+}
+
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed) {
   const int nr = gemm::hostMicroKernel().nr;
   PackedWeights w;
@@ -364,6 +433,8 @@ void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, GemmSc
   if (p.aOffsets.empty() || p.m == 0 || p.n == 0) return;
   if (p.dtype == ir::DType::F64)
     blasGemm(p, epilogue, scratch, pool);
+  else if (p.convTranspose)
+    transposedConvolution(p, epilogue, scratch, pool);
   else if (p.conv && p.conv->depthwise())
     depthwiseConv(p, epilogue, scratch, pool);
   else if (p.conv)

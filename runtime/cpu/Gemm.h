@@ -49,6 +49,9 @@ PackedWeights packFilters(const float* w, int64_t m, int64_t k);
 /// A depthwise convolution's filters [channels, taps] transposed to
 /// [taps, channels], the layout its kernel reads.
 PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps);
+/// A transposed convolution's filters [channels, outChannels, ∏kernel] as
+/// the A operand Wᵀ [outChannels · ∏kernel, channels].
+PackedWeights packTransposedFilters(const float* w, int64_t channels, int64_t rows);
 /// Packs a B operand: [matrices, k, n], or [matrices, n, k] when transposed.
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed);
 
@@ -66,6 +69,10 @@ struct GemmProblem {
   /// A convolution: B is the im2col of image b (b + bOffsets[b]), A the
   /// filters [m, k]; C[b] is image b's output [m, positions].
   const gemm::ConvGeometry* conv = nullptr;
+  /// A transposed convolution: A is Wᵀ [m = outChannels · ∏kernel, k =
+  /// channels], B image b [k, n = ∏in]; the epilogue sees the output
+  /// [outChannels, ∏out] of each image.
+  const gemm::ConvTransposeGeometry* convTranspose = nullptr;
 };
 
 /// Runs on outer points [begin, end) of the flattened output (batch index,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 namespace graphc::runtime::cpu::gemm {
@@ -121,6 +122,52 @@ void ConvGeometry::padImage(const float* image, float* out) const {
     }
     at += rest * (paddedFloats_ / channels_);  // rest is the channel
     std::copy(image + r * rowLength, image + (r + 1) * rowLength, out + at);
+  }
+}
+
+ConvTransposeGeometry::ConvTransposeGeometry(int64_t channels, int64_t outChannels, std::vector<int64_t> in,
+                                             std::vector<int64_t> out, std::vector<int64_t> kernel,
+                                             std::vector<int64_t> stride, std::vector<int64_t> dilation,
+                                             std::vector<int64_t> padBegin)
+    : channels_(channels), outChannels_(outChannels) {
+  if (in.size() > kRank) throw std::logic_error("ConvTransposeGeometry: more spatial dims than it handles");
+  const size_t shift = kRank - in.size();
+  for (size_t d = 0; d < kRank; ++d) {
+    const bool given = d >= shift;
+    in_[d] = given ? in[d - shift] : 1;
+    out_[d] = given ? out[d - shift] : 1;
+    kernel_[d] = given ? kernel[d - shift] : 1;
+    stride_[d] = given ? stride[d - shift] : 1;
+    dilation_[d] = given ? dilation[d - shift] : 1;
+    padBegin_[d] = given ? padBegin[d - shift] : 0;
+    kernelPoints_ *= kernel_[d];
+    inPositions_ *= in_[d];
+    outPositions_ *= out_[d];
+  }
+}
+
+void ConvTransposeGeometry::col2im(const float* col, int64_t count, float* out) const {
+  std::fill(out, out + count * outPositions_, 0.0f);
+  for (int64_t c = 0; c < count; ++c) {
+    float* plane = out + c * outPositions_;
+    for (int64_t kz = 0; kz < kernel_[0]; ++kz)
+      for (int64_t ky = 0; ky < kernel_[1]; ++ky)
+        for (int64_t kx = 0; kx < kernel_[2]; ++kx, col += inPositions_) {
+          for (int64_t iz = 0; iz < in_[0]; ++iz) {
+            const int64_t oz = iz * stride_[0] + kz * dilation_[0] - padBegin_[0];
+            if (oz < 0 || oz >= out_[0]) continue;
+            for (int64_t iy = 0; iy < in_[1]; ++iy) {
+              const int64_t oy = iy * stride_[1] + ky * dilation_[1] - padBegin_[1];
+              if (oy < 0 || oy >= out_[1]) continue;
+              const float* src = col + (iz * in_[1] + iy) * in_[2];
+              float* dst = plane + (oz * out_[1] + oy) * out_[2];
+              for (int64_t ix = 0; ix < in_[2]; ++ix) {
+                const int64_t ox = ix * stride_[2] + kx * dilation_[2] - padBegin_[2];
+                if (ox >= 0 && ox < out_[2]) dst[ox] += src[ix];
+              }
+            }
+          }
+        }
   }
 }
 

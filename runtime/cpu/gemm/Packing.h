@@ -11,6 +11,8 @@
 //   as k × NR, columns past the last one zero.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -78,6 +80,33 @@ class ConvGeometry {
   std::vector<int64_t> paddedStride_;  // per spatial dim, in the padded image
   int64_t positions_ = 1, imageFloats_ = 0, paddedFloats_ = 0;
   std::vector<int64_t> origins_;
+};
+
+/// A transposed convolution (groups 1) as a GEMM per image: col[M, N] =
+/// Wᵀ[M, K] · x[K, N] with M = outChannels · ∏kernel, K = the input
+/// channels and N = ∏in, then each column added into the output at
+/// o = i·stride + k·dilation − pad (col2im).
+class ConvTransposeGeometry {
+ public:
+  ConvTransposeGeometry(int64_t channels, int64_t outChannels, std::vector<int64_t> in, std::vector<int64_t> out,
+                        std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> dilation,
+                        std::vector<int64_t> padBegin);
+
+  int64_t channels() const { return channels_; }
+  int64_t outChannels() const { return outChannels_; }
+  int64_t kernelPoints() const { return kernelPoints_; }
+  int64_t inPositions() const { return inPositions_; }
+  int64_t outPositions() const { return outPositions_; }
+
+  /// out[c, o] = Σ col[c·∏kernel + k, i] over the (k, i) that land on o,
+  /// for the `count` output channels whose rows `col` holds (inPositions()
+  /// floats a row); out is count × outPositions().
+  void col2im(const float* col, int64_t count, float* out) const;
+
+ private:
+  static constexpr size_t kRank = 3;  // spatial dims, padded with unit dims in front
+  int64_t channels_, outChannels_, kernelPoints_ = 1, inPositions_ = 1, outPositions_ = 1;
+  std::array<int64_t, kRank> in_{}, out_{}, kernel_{}, stride_{}, dilation_{}, padBegin_{};
 };
 
 }  // namespace graphc::runtime::cpu::gemm
