@@ -135,6 +135,8 @@ class Emitter {
   /// A libm function of one or two arguments, declared pure so that the
   /// vectoriser may call its libmvec variant.
   llvm::Value* libm(const char* f32Name, const char* f64Name, std::vector<llvm::Value*> args);
+  /// x^y, where y's expression is `exponent`.
+  llvm::Value* power(const Expr& exponent, llvm::Value* x, llvm::Value* y);
 
   llvm::Value* fconst(llvm::Type* t, double v);
 
@@ -147,9 +149,11 @@ class Emitter {
   /// inline form is ~25 instructions, copied into every vector and
   /// remainder loop). Cody–Waite reduction x = n·ln2 + r, |r| ≤ ln2/2, a degree-7 Taylor
   /// polynomial for e^r (truncation 5e-9), and 2^n applied as two exact
-  /// power-of-two factors so that subnormal results and overflow to inf come
-  /// out right: within 2 ulp of the correctly rounded value. f64 keeps
-  /// libm/libmvec.
+  /// power-of-two factors so that overflow to inf comes out right: within 2
+  /// ulp of the correctly rounded value for normal results. A result below
+  /// FLT_MIN is 0 (flushed, with no subnormal intermediate: those cost ~100
+  /// cycles an operation, and a masked softmax computes exp(-3.4e38) for
+  /// every masked score). f64 keeps libm/libmvec.
   llvm::Value* expF32(llvm::Value* x);
 
   llvm::Value* exp(llvm::Value* x);

@@ -1,5 +1,8 @@
 #include "codegen/cpu/Jit.h"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -85,6 +88,18 @@ const llvm::VecDesc kAvx512VectorFunctions[] = {
 /// The one function every kernel object defines.
 constexpr const char* kKernelSymbol = "graphc_kernel";
 
+/// Which build of the emitter this is: the file this code was loaded from
+/// (the cpu backend module, or a program that links it in), by path, size
+/// and modification time. A rebuilt or upgraded graphc emits other code
+/// for the same kernel IR, so its cached objects must not be reused.
+std::string emitterIdentity() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<const void*>(&emitterIdentity), &info) || !info.dli_fname) return "unknown build";
+  struct stat st{};
+  if (stat(info.dli_fname, &st) != 0) return fmt::format("{}", info.dli_fname);
+  return fmt::format("{} {} {}.{:09}", info.dli_fname, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
 /// The cache key: the kernel IR without the kernel's name.
 std::string cacheKey(const codegen::kernel::Kernel& k) {
   codegen::kernel::Kernel unnamed = k;
@@ -144,7 +159,7 @@ struct Jit::Impl : std::enable_shared_from_this<Jit::Impl> {
     builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     this->builder = *builder;
     llvm::TargetMachine& tm = threadMachine();  // fails here, once, if LLVM cannot target the host
-    machineKey = fmt::format("graphc cpu object 1; LLVM {}; {}; {}; {}", LLVM_VERSION_STRING,
+    machineKey = fmt::format("graphc cpu object 1; {}; LLVM {}; {}; {}; {}", emitterIdentity(), LLVM_VERSION_STRING,
                              tm.getTargetTriple().str(), tm.getTargetCPU().str(), tm.getTargetFeatureString().str());
     auto created = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
     if (!created) throw ir::Error("cpu backend: " + errorText(created.takeError()));
