@@ -193,10 +193,13 @@ class Binder {
     for (const std::string& sym : b.kernel->signature.symbols) b.sizes.push_back(sizes_.at(sym));
     b.total = extent(k.outer, sizes_);
     if (s.kind == StepPlan::Kind::Kernel) {
-      // Chunks of at least ~32k elements of work: below that, threads cost more than they save.
-      const int64_t perPoint =
-          k.kind == ir::KernelKind::Reduction ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
-      b.grain = std::max<int64_t>(1, 32768 / perPoint);
+      // Chunks of at least ~32k elements of pointwise work, ~8k of a
+      // reduction's (an element of a row costs several passes: softmax's
+      // max, exp and sum, divide): below that, threads cost more than
+      // they save.
+      const bool reduction = k.kind == ir::KernelKind::Reduction;
+      const int64_t perPoint = reduction ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
+      b.grain = std::max<int64_t>(1, (reduction ? 8192 : 32768) / perPoint);
       b.cancelPiece = std::max<int64_t>(1, runtime::kCancelCheckWork / perPoint);
     } else {
       bindGemm(k, b);
@@ -268,6 +271,40 @@ class Binder {
   const std::vector<std::shared_ptr<const CompiledKernel>>& kernels_;
   const PrepackedSteps& prepacked_;
 };
+
+/// Points a region bound for the same sizes at other parameters and
+/// results: the slots that are parameters or results, each step's copies
+/// of its tensors and their data pointers, a GEMM's operand pointers, a
+/// cond's branches. Everything else (the arena's tensors, the kernels'
+/// arguments that are sizes, a GEMM's shape, the scratch) stays: a run()
+/// with the shapes of the last one rebinds instead of binding afresh.
+void rebind(const RegionPlan& plan, BoundRegion& region, const std::vector<Tensor>& params,
+            const std::vector<Tensor>& results) {
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    const SlotPlan& s = plan.slots[i];
+    if (s.where == SlotPlan::Where::Param) region.tensors[i] = params[static_cast<size_t>(s.index)];
+    if (s.where == SlotPlan::Where::Output) region.tensors[i] = results[static_cast<size_t>(s.index)];
+  }
+  for (size_t j = 0; j < plan.steps.size(); ++j) {
+    const StepPlan& s = plan.steps[j];
+    BoundStep& b = region.steps[j];
+    for (size_t k = 0; k < s.inputs.size(); ++k) b.inputs[k] = region.tensors[static_cast<size_t>(s.inputs[k])];
+    for (size_t k = 0; k < s.outputs.size(); ++k) b.outputs[k] = region.tensors[static_cast<size_t>(s.outputs[k])];
+    if (s.kind == StepPlan::Kind::Cond) {
+      const std::vector<Tensor> operands(b.inputs.begin() + 1, b.inputs.end());
+      for (int k = 0; k < 2; ++k) rebind(*s.branches[k], *b.branches[k], operands, b.outputs);
+    }
+    if (s.kind != StepPlan::Kind::Kernel && s.kind != StepPlan::Kind::Gemm) continue;
+    size_t at = 0;
+    for (Tensor& t : b.inputs) b.buffers[at++] = t.data();
+    for (Tensor& t : b.outputs) b.buffers[at++] = t.data();
+    if (s.kind == StepPlan::Kind::Gemm && b.gemmA.empty()) {  // (widened operands stay in gemmA/gemmB)
+      const codegen::kernel::Gemm& g = *s.kernelIR->gemm;
+      b.gemm.a = b.inputs[static_cast<size_t>(g.a)].data();
+      b.gemm.b = b.inputs[static_cast<size_t>(g.b)].data();
+    }
+  }
+}
 
 // ---- execution --------------------------------------------------------------
 
@@ -379,6 +416,8 @@ class CpuExecutable final : public runtime::Executable {
                 std::unique_ptr<RegionPlan> plan)
       : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {
     prepack(*plan_, prepacked_);
+    emptyParams_.resize(graph_.body.params().size());
+    emptyResults_.resize(graph_.resultTypes.size());
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const runtime::RunOptions& options) override {
@@ -388,7 +427,7 @@ class CpuExecutable final : public runtime::Executable {
       outputs.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
     Call call = bind(sizes, inputs, outputs);
     execute(*call.region, pool_, options);
-    keepArena(std::move(call));
+    keepForNextRun(std::move(call), sizes);
     return outputs;
   }
 
@@ -432,15 +471,28 @@ class CpuExecutable final : public runtime::Executable {
 
   Call bind(const ir::SymbolBindings& sizes, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
     Call call;
+    {
+      // The last run's binding, when it was for these sizes: rebound.
+      std::lock_guard lock(spareMutex_);
+      if (spare_.region && spareSizes_ == sizes) {
+        call = std::move(spare_);
+        spare_ = Call();
+      }
+    }
+    if (call.region) {
+      rebind(*plan_, *call.region, inputs, outputs);
+      return call;
+    }
     // The plan's size is a multiple of the alignment (ArenaOffset); one more
     // line keeps a zero-byte arena a valid allocation.
     const int64_t bytes = plan_->arenaSize.evaluate(sizes);
     const int64_t allocation = ir::checkedAdd(bytes, kArenaAlignment, "the arena size");
     {
       std::lock_guard lock(spareMutex_);
-      if (spare_.arena && spare_.arenaBytes >= allocation) {
+      if (spare_.arena && spare_.arenaBytes >= allocation) {  // its arena only: the binding was for other sizes
         call.arena = std::move(spare_.arena);
         call.arenaBytes = spare_.arenaBytes;
+        spare_ = Call();
       }
     }
     if (!call.arena) {
@@ -452,13 +504,17 @@ class CpuExecutable final : public runtime::Executable {
     return call;
   }
 
-  /// Keeps a finished run's arena for the next run (the largest one seen):
-  /// a fresh allocation of a model's arena costs a page fault per page on
-  /// every run.
-  void keepArena(Call call) {
-    call.region.reset();
+  /// Keeps a finished run's binding for the next run: its arena (a fresh
+  /// allocation of a model's arena costs a page fault per page on every
+  /// run) and its bound steps (binding a model's steps afresh costs more
+  /// than running its small kernels), which a run with the same sizes
+  /// rebinds. The parameters and outputs it points at are released.
+  void keepForNextRun(Call call, const ir::SymbolBindings& sizes) {
+    rebind(*plan_, *call.region, emptyParams_, emptyResults_);
     std::lock_guard lock(spareMutex_);
-    if (!spare_.arena || spare_.arenaBytes < call.arenaBytes) spare_ = std::move(call);
+    if (spare_.arena && spare_.arenaBytes > call.arenaBytes) return;  // keep the larger arena
+    spare_ = std::move(call);
+    spareSizes_ = sizes;
   }
 
   const ir::Graph& graph_;
@@ -469,7 +525,9 @@ class CpuExecutable final : public runtime::Executable {
   std::mutex captureMutex_;
   Call captured_;
   std::mutex spareMutex_;
-  Call spare_;  // an arena no run holds
+  Call spare_;  // a binding no run holds
+  ir::SymbolBindings spareSizes_;
+  std::vector<Tensor> emptyParams_, emptyResults_;  // what a kept binding points at
 };
 
 }  // namespace

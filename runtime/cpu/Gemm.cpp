@@ -87,8 +87,66 @@ void packBColumns(const GemmProblem& p, int64_t b, int64_t col0, int64_t cols, i
   gemm::packB(viewB(p, b), col0, cols, p.k, nr, out);
 }
 
+/// Whether C is better computed as Cᵀ = Bᵀ · Aᵀ: when n is too short to
+/// fill the kernel's nr columns (an attention head's [64, 64] · [64, 8]
+/// against 32 columns) and m is not, the transposed tiles waste less of
+/// each register block. Only for operands packed per call.
+bool transposeTiles(const GemmProblem& p, const MicroKernel& kernel) {
+  if (p.packedA || p.packedB) return false;
+  auto padded = [](int64_t n, int64_t panel) { return (n + panel - 1) / panel * panel; };
+  const int64_t straight = padded(p.m, kernel.mr) * padded(p.n, kernel.nr);
+  const int64_t flipped = padded(p.n, kernel.mr) * padded(p.m, kernel.nr);
+  return flipped * 4 < straight * 3;  // a quarter less work pays for the transposes
+}
+
+/// C by transposed tiles: per batch index and block of C's rows, Cᵀ's
+/// block (n × rows) from Bᵀ in mr-row panels and Aᵀ in nr-column panels,
+/// transposed back for the epilogue.
+void transposedTilesGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
+  const MicroKernel& kernel = gemm::hostMicroKernel();
+  const int mr = kernel.mr, nr = kernel.nr;
+  const int64_t batch = static_cast<int64_t>(p.aOffsets.size()), k = p.k;
+  int64_t rows = std::clamp<int64_t>(262144 / std::max<int64_t>(p.n, 1) / nr * nr, nr, 512);
+  const double flops = 2.0 * static_cast<double>(batch * p.m * p.n) * static_cast<double>(std::max<int64_t>(k, 1));
+  const int64_t wanted = (pool.size() + batch - 1) / batch;
+  if (flops >= 2 * kMinTaskFlops && (p.m + rows - 1) / rows < wanted)
+    rows = std::max<int64_t>(nr, ((p.m + wanted - 1) / wanted + nr - 1) / nr * nr);
+  rows = std::min(rows, (p.m + nr - 1) / nr * nr);
+  const int64_t blocks = (p.m + rows - 1) / rows;
+  const double blockFlops = 2.0 * static_cast<double>(rows * p.n) * static_cast<double>(std::max<int64_t>(k, 1));
+  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / blockFlops)));
+  const int64_t tileFloats = rows * p.n, bPack = gemm::packedFloats(p.n, k, mr),
+                aPack = gemm::packedFloats(rows, k, nr);
+  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  pool.parallelFor(batch * blocks, grain, [&](int64_t begin, int64_t end, int chunk) {
+    float* flipped =
+        floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(2 * tileFloats + bPack + aPack));
+    float* out = flipped + tileFloats;
+    float* bPanels = out + tileFloats;  // Bᵀ: C's columns as the kernel's rows
+    float* aPanels = bPanels + bPack;   // Aᵀ: C's rows as the kernel's columns
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t b = task / blocks, row0 = task % blocks * rows, count = std::min(rows, p.m - row0);
+      const MatrixView bv = viewB(p, b), av = viewA(p, b);
+      gemm::packA({bv.data, bv.colStride, bv.rowStride}, 0, p.n, k, mr, bPanels);
+      gemm::packB({av.data, av.colStride, av.rowStride}, row0, count, k, nr, aPanels);
+      for (int64_t j = 0; j < count; j += nr)
+        for (int64_t i = 0; i < p.n; i += mr)
+          kernel.run(k, bPanels + i * k, aPanels + j * k, flipped + i * count + j, count,
+                     static_cast<int>(std::min<int64_t>(mr, p.n - i)),
+                     static_cast<int>(std::min<int64_t>(nr, count - j)));
+      for (int64_t r = 0; r < count; ++r)
+        for (int64_t c = 0; c < p.n; ++c) out[r * p.n + c] = flipped[c * count + r];
+      finishTile(p, epilogue, b, row0, count, 0, p.n, out);
+    }
+  });
+}
+
 void packedGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
   const MicroKernel& kernel = gemm::hostMicroKernel();
+  if (transposeTiles(p, kernel)) {
+    transposedTilesGemm(p, epilogue, scratch, pool);
+    return;
+  }
   const int mr = kernel.mr, nr = kernel.nr;
   const Tiling t = tile(p, mr, nr, pool.size());
   const int64_t k = p.k;

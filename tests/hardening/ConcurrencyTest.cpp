@@ -31,6 +31,11 @@ using testing::allClose;
 
 /// f32 kernels against the f64 reference, over GEMMs of 128 products.
 constexpr testing::Tolerance kVsReference{1e-5, 1e-5};
+// The MLP against the f64 reference: two f32 GEMMs (K = 64, then 128) and
+// a softmax leave differences of several 1e-5 relative (6e-5 measured on
+// one element at batch 40, with the packed GEMM); a race shows as values
+// wrong wholesale, which this still catches.
+constexpr testing::Tolerance kMlpVsReference{1e-4, 1e-5};
 
 Tensor rand(std::vector<int64_t> shape, uint64_t seed) { return runtime::randomTensor(DType::F32, shape, seed); }
 
@@ -215,7 +220,7 @@ TEST(ExecutableConcurrency, CompiledFromManyThreadsCompilesEachShapeOnce) {
   onThreads(8, [&](int t) {
     for (int i = 0; i < 12; ++i) {
       std::vector<Tensor> in = mlpInputs(batches[(t + i) % 3], static_cast<uint64_t>(t * 100 + i));
-      if (!allClose(f(in)[0], reference.run(in)[0], kVsReference)) ++wrong;
+      if (!allClose(f(in)[0], reference.run(in)[0], kMlpVsReference)) ++wrong;
     }
   });
   EXPECT_EQ(wrong.load(), 0);
