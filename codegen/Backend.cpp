@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/kernel/Lowering.h"
 #include "ir/Diagnostics.h"
 
 namespace graphc::codegen {
@@ -16,6 +17,8 @@ std::string_view deviceName(Device d) {
   }
   return "";
 }
+
+kernel::LowerOptions Backend::lowerOptions() const { return {}; }
 
 std::optional<Device> parseDevice(std::string_view name) {
   for (Device d : {Device::Reference, Device::Cpu, Device::Cuda})

@@ -17,11 +17,14 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/kernel/Lowering.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
 
 namespace graphc::codegen {
+
+namespace kernel {
+struct LowerOptions;  // codegen/kernel/Lowering.h
+}  // namespace kernel
 
 enum class Device { Reference, Cpu, Cuda };
 
@@ -100,7 +103,7 @@ class Backend {
   virtual std::string unavailableReason() const { return ""; }
   /// How it lowers fused ops to the kernel IR (what --emit=kernels and a
   /// debug dump print for it).
-  virtual kernel::LowerOptions lowerOptions() const { return {}; }
+  virtual kernel::LowerOptions lowerOptions() const;  // the defaults (Backend.cpp)
 
   /// Compiles `g` (already through the pipeline when runsPipeline()); the
   /// Executable refers to `g`, which must outlive it. Throws

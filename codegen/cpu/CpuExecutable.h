@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/Backend.h"
+#include "codegen/kernel/Lowering.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
 

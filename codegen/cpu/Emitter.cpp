@@ -284,24 +284,75 @@ llvm::Value* Emitter::index(const IndexPtr& e) {
   return nullptr;
 }
 
+namespace {
+
+using codegen::kernel::Index;
+
+/// An index as a digit of some x: (x / p) % m (m = 0: no modulus).
+struct Digit {
+  IndexPtr x;
+  int64_t p = 1, m = 0;
+};
+
+Digit digitOf(const IndexPtr& e) {
+  auto constant = [](const IndexPtr& i) { return i->kind == Index::Kind::Const ? i->value : 0; };
+  if (e->kind == Index::Kind::Div && constant(e->rhs) > 0) return {e->lhs, constant(e->rhs), 0};
+  if (e->kind == Index::Kind::Mod && constant(e->rhs) > 0) {
+    const Digit inner = digitOf(e->lhs);
+    if (inner.m == 0 && inner.p > 1) return {inner.x, inner.p, constant(e->rhs)};
+    return {e->lhs, 1, constant(e->rhs)};
+  }
+  return {e, 1, 0};
+}
+
+}  // namespace
+
+IndexPtr Emitter::digitBase(const IndexPtr& e) { return digitOf(e).x; }
+
+size_t Emitter::unravelledRun(const ir::TensorType& t, const std::vector<IndexPtr>& idx, size_t d) {
+  // The longest run idx[d..] = the digits of one x over t's dims d.. (all
+  // static): the first x / p (or x when the run covers x's whole range),
+  // the others (x / p) % size, the last x % size.
+  const Digit first = digitOf(idx[d]);
+  if (first.m != 0) return 1;
+  size_t best = 1;
+  for (size_t end = d + 2; end <= idx.size(); ++end) {
+    int64_t stride = 1;
+    bool ok = true;
+    for (size_t e = end; e-- > d;) {
+      if (!t.shape[e].isStatic()) {
+        ok = false;
+        break;
+      }
+      const Digit digit = digitOf(idx[e]);
+      const bool isFirst = e == d;
+      const bool sameX = digit.x == first.x || (digit.x->kind == Index::Kind::Var &&
+                                                first.x->kind == Index::Kind::Var && digit.x->value == first.x->value);
+      if (!sameX || digit.p != stride || (!isFirst && digit.m != t.shape[e].size) || (isFirst && digit.m != 0)) {
+        ok = false;
+        break;
+      }
+      stride *= t.shape[e].size;
+    }
+    if (ok) best = end - d;
+  }
+  return best;
+}
+
 llvm::Value* Emitter::address(llvm::Value* base, const ir::TensorType& t, const std::vector<IndexPtr>& idx) {
-  using codegen::kernel::Index;
   llvm::Value* linear = c64(0);
   for (size_t d = 0; d < idx.size(); ++d) {
-    // A merged dim's pair [j / w, j % w] over dims of size [h, w] ravels to
-    // j itself: emitted so, the read is contiguous in j, as the vectoriser
-    // needs (MergeInnerDims.cpp).
-    const IndexPtr& hi = idx[d];
-    if (d + 1 < idx.size() && hi->kind == Index::Kind::Div && idx[d + 1]->kind == Index::Kind::Mod &&
-        hi->rhs->kind == Index::Kind::Const && idx[d + 1]->rhs->kind == Index::Kind::Const &&
-        hi->rhs->value == idx[d + 1]->rhs->value && hi->lhs == idx[d + 1]->lhs && t.shape[d + 1].isStatic() &&
-        t.shape[d + 1].size == hi->rhs->value) {
-      linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, b_.CreateNSWMul(dim(t.shape[d]), dim(t.shape[d + 1]))),
-                               index(hi->lhs));
-      ++d;
+    // Merged dims' digits [j / (w·v), (j / v) % w, j % v] over dims of
+    // sizes [h, w, v] ravel to j itself: emitted so, the read is
+    // contiguous in j, as the vectoriser needs (MergeInnerDims.cpp).
+    if (const size_t run = unravelledRun(t, idx, d); run > 1) {
+      llvm::Value* extent = c64(1);
+      for (size_t e = d; e < d + run; ++e) extent = b_.CreateNSWMul(extent, dim(t.shape[e]));
+      linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, extent), index(digitBase(idx[d])));
+      d += run - 1;
       continue;
     }
-    linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(t.shape[d])), index(hi));
+    linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(t.shape[d])), index(idx[d]));
   }
   return b_.CreateInBoundsGEP(storageType(t.dtype), base, linear);
 }

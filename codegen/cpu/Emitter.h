@@ -105,6 +105,10 @@ class Emitter {
   llvm::Value* index(const IndexPtr& e);
 
   llvm::Value* address(llvm::Value* base, const ir::TensorType& t, const std::vector<IndexPtr>& idx);
+  /// How many of idx[d..] are the digits of one index over t's dims (≥ 2:
+  /// they ravel to that index), and that index.
+  static size_t unravelledRun(const ir::TensorType& t, const std::vector<IndexPtr>& idx, size_t d);
+  static IndexPtr digitBase(const IndexPtr& e);
 
   llvm::Value* loadElement(DType t, llvm::Value* addr);
 
