@@ -20,6 +20,10 @@ using gemm::MicroKernel;
 // [8, 8]) costs less than handing work to another thread.
 constexpr double kMinTaskFlops = 1 << 18;
 
+/// The k block: a B panel's block (kc × nr floats: 32 KiB on AVX-512) fits
+/// the core's L1 beside the A panels' blocks.
+constexpr int64_t kKc = 256;
+
 template <typename T>
 T* floats(std::vector<std::byte>& buffer, size_t count) {
   if (buffer.size() < count * sizeof(T)) buffer.resize(count * sizeof(T));
@@ -38,10 +42,11 @@ Tiling tile(const GemmProblem& p, int mr, int nr, int threads) {
   Tiling t;
   t.batch = static_cast<int64_t>(p.aOffsets.size());
   const int64_t k = std::max<int64_t>(p.k, 1);
-  // A row block's packed A (rows × k) within ~192 KiB of the core's L2 and
-  // its output tile within 1 MiB, so that both are still there for the
-  // next column panel and for the epilogue.
-  int64_t rows = std::min<int64_t>(49152 / k, 262144 / std::max<int64_t>(p.n, 1));
+  // A row block's packed A for one block of k (rows × kc) within ~192 KiB
+  // of the core's L2 and its output tile within 1 MiB, so that both are
+  // still there for the next column panel and for the epilogue; as many
+  // rows as that allows, since every row block reads all of B again.
+  int64_t rows = std::min<int64_t>(49152 / std::min(k, kKc), 262144 / std::max<int64_t>(p.n, 1));
   rows = std::clamp<int64_t>(rows / mr * mr, mr, 512);
   t.rows = std::min(rows, (p.m + mr - 1) / mr * mr);
   t.rowBlocks = (p.m + t.rows - 1) / t.rows;
@@ -133,7 +138,7 @@ void transposedTilesGemm(const GemmProblem& p, const TileEpilogue& epilogue, Gem
         for (int64_t i = 0; i < p.n; i += mr)
           kernel.run(k, bPanels + i * k, aPanels + j * k, flipped + i * count + j, count,
                      static_cast<int>(std::min<int64_t>(mr, p.n - i)),
-                     static_cast<int>(std::min<int64_t>(nr, count - j)));
+                     static_cast<int>(std::min<int64_t>(nr, count - j)), false);
       for (int64_t r = 0; r < count; ++r)
         for (int64_t c = 0; c < p.n; ++c) out[r * p.n + c] = flipped[c * count + r];
       finishTile(p, epilogue, b, row0, count, 0, p.n, out);
@@ -198,13 +203,17 @@ void packedGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch&
         packBColumns(p, b, col0, cols, nr, buffer + outFloats + aTileFloats);
         bPanels = buffer + outFloats + aTileFloats;
       }
-      // Column panel by column panel: one B panel (k × nr) stays in L1/L2
-      // while every row group of the block passes over it.
-      for (int64_t j = 0; j < cols; j += nr)
-        for (int64_t i = 0; i < rows; i += mr)
-          kernel.run(k, aPanels + i * k, bPanels + j * k, out + i * cols + j, cols,
-                     static_cast<int>(std::min<int64_t>(mr, rows - i)),
-                     static_cast<int>(std::min<int64_t>(nr, cols - j)));
+      // Block of k by block of k (a B panel's block, kc × nr, stays in L1),
+      // column panel by column panel, while every row group of the block
+      // passes over it; later blocks of k add into the tile.
+      for (int64_t k0 = 0; k0 < std::max<int64_t>(k, 1); k0 += kKc) {
+        const int64_t kc = std::min(kKc, k - k0);
+        for (int64_t j = 0; j < cols; j += nr)
+          for (int64_t i = 0; i < rows; i += mr)
+            kernel.run(kc, aPanels + i * k + k0 * mr, bPanels + j * k + k0 * nr, out + i * cols + j, cols,
+                       static_cast<int>(std::min<int64_t>(mr, rows - i)),
+                       static_cast<int>(std::min<int64_t>(nr, cols - j)), k0 > 0);
+      }
       finishTile(p, epilogue, b, row0, rows, col0, cols, out);
     }
   });
@@ -393,7 +402,8 @@ void transposedConvolution(const GemmProblem& p, const TileEpilogue& epilogue, G
       for (int64_t j = 0; j < n; j += nr)
         for (int64_t i = 0; i < rows; i += mr)
           kernel.run(k, filters + (row0 + i) * k, bPanels + j * k, col + i * n + j, n,
-                     static_cast<int>(std::min<int64_t>(mr, rows - i)), static_cast<int>(std::min<int64_t>(nr, n - j)));
+                     static_cast<int>(std::min<int64_t>(mr, rows - i)), static_cast<int>(std::min<int64_t>(nr, n - j)),
+                     false);
       g.col2im(col, count, out);
       const int64_t first = (b * outChannels + co0) * outPositions;
       epilogue(first, first + count * outPositions, out);

@@ -53,10 +53,11 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
     for (int64_t k : {0, 1, 7, 64}) {
       for (auto [rows, cols] : {std::pair{mr, nr}, std::pair{1, nr}, std::pair{mr, 3}, std::pair{mr - 1, nr - 1}}) {
         const std::string what = fmt::format("{} {}x{} k={} block {}x{}", kernel->isa, mr, nr, k, rows, cols);
-        std::vector<float> a = randomFloats(static_cast<size_t>(k * mr), 1), b = randomFloats(static_cast<size_t>(k * nr), 2);
+        std::vector<float> a = randomFloats(static_cast<size_t>(k * mr), 1),
+                           b = randomFloats(static_cast<size_t>(k * nr), 2);
         const int64_t ldc = nr + 5;
         std::vector<float> c(static_cast<size_t>(mr * ldc), 1234.5f);
-        kernel->run(k, a.data(), b.data(), c.data(), ldc, rows, cols);
+        kernel->run(k, a.data(), b.data(), c.data(), ldc, rows, cols, false);
         for (int i = 0; i < mr; ++i)
           for (int j = 0; j < ldc; ++j) {
             const float got = c[static_cast<size_t>(i * ldc + j)];
@@ -65,9 +66,17 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
               continue;
             }
             double want = 0;
-            for (int64_t p = 0; p < k; ++p) want += double(a[static_cast<size_t>(p * mr + i)]) * b[static_cast<size_t>(p * nr + j)];
+            for (int64_t p = 0; p < k; ++p)
+              want += double(a[static_cast<size_t>(p * mr + i)]) * b[static_cast<size_t>(p * nr + j)];
             expectNear(got, want, static_cast<double>(k), what);
           }
+        // Accumulating a second block of k adds into what is there.
+        std::vector<float> twice = c;
+        kernel->run(k, a.data(), b.data(), twice.data(), ldc, rows, cols, true);
+        for (int i = 0; i < rows; ++i)
+          for (int j = 0; j < cols; ++j)
+            expectNear(twice[static_cast<size_t>(i * ldc + j)], 2.0 * c[static_cast<size_t>(i * ldc + j)],
+                       static_cast<double>(k), what + " (accumulate)");
         // The indirect form on the same A, read through row pointers and offsets.
         std::vector<float> image(static_cast<size_t>(mr * (k + 3)));
         std::vector<const float*> rowPointers;
@@ -75,7 +84,8 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
         for (int64_t p = 0; p < k; ++p) offsets.push_back(p + 2);
         for (int i = 0; i < mr; ++i) {
           rowPointers.push_back(image.data() + i * (k + 3));
-          for (int64_t p = 0; p < k; ++p) image[static_cast<size_t>(i * (k + 3) + p + 2)] = a[static_cast<size_t>(p * mr + i)];
+          for (int64_t p = 0; p < k; ++p)
+            image[static_cast<size_t>(i * (k + 3) + p + 2)] = a[static_cast<size_t>(p * mr + i)];
         }
         std::vector<float> indirect(static_cast<size_t>(mr * ldc), 1234.5f);
         kernel->runIndirect(k, rowPointers.data(), offsets.data(), b.data(), indirect.data(), ldc, rows, cols);
@@ -104,7 +114,8 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
           }
           double want = 0;
           for (int64_t t = 0; t < taps; ++t)
-            want += double(image[static_cast<size_t>((q + t) * channels + c)]) * weights[static_cast<size_t>(t * channels + c)];
+            want += double(image[static_cast<size_t>((q + t) * channels + c)]) *
+                    weights[static_cast<size_t>(t * channels + c)];
           expectNear(got, want, taps, fmt::format("{} depthwise q={} c={}", kernel->isa, q, c));
         }
     }
@@ -121,8 +132,7 @@ std::vector<double> naiveGemm(const runtime::cpu::GemmProblem& p) {
       for (int64_t j = 0; j < p.n; ++j) {
         double s = 0;
         for (int64_t q = 0; q < p.k; ++q)
-          s += double(a[p.aOffsets[t] + i * p.k + q]) *
-               b[p.bOffsets[t] + (p.transposeB ? j * p.k + q : q * p.n + j)];
+          s += double(a[p.aOffsets[t] + i * p.k + q]) * b[p.bOffsets[t] + (p.transposeB ? j * p.k + q : q * p.n + j)];
         c.push_back(s);
       }
   return c;
@@ -135,12 +145,13 @@ TEST(PackedGemm, EveryPathMatchesANaiveGemm) {
     bool transposeB, prepackA, prepackB, broadcastB;
   };
   const Case cases[] = {
-      {1, 37, 45, 19, true, false, false, false},   // a linear: tiles per call
+      {1, 37, 45, 19, true, false, false, false},    // a linear: tiles per call
       {1, 600, 70, 33, false, false, false, false},  // row blocks share B, packed first
       {1, 3, 200, 130, true, false, true, false},    // a short GEMM: columns split; B packed once
       {4, 64, 8, 64, false, false, false, false},    // attention's [64, 64]·[64, 8]: transposed tiles
       {3, 17, 29, 0, false, false, false, false},    // k = 0: zeros
       {5, 9, 33, 12, false, true, true, true},       // both packed once, B broadcast over the batch
+      {1, 40, 70, 600, true, false, true, false},    // k in three blocks (kKc = 256), the last partial
   };
   for (const Case& c : cases) {
     const std::string what = fmt::format("batch {} {}x{}x{}{}{}{}", c.batch, c.m, c.n, c.k, c.transposeB ? " Bt" : "",
@@ -195,8 +206,8 @@ void expectConvolutionMatches(const std::string& params, const std::string& op, 
   for (const auto& v : g.body.params())
     inputs.push_back(runtime::randomTensor(v->type.dtype, runtime::concreteShape(v->type), seed++));
   auto executable = codegen::cpu::compileGraph(g);
-  EXPECT_NE(executable->describe().find("gemm+epilogue"), std::string::npos)
-      << "not run as a GEMM:\n" << executable->describe() << text;
+  EXPECT_NE(executable->describe().find("gemm+epilogue"), std::string::npos) << "not run as a GEMM:\n"
+                                                                             << executable->describe() << text;
   const std::vector<runtime::Tensor> got = executable->run(inputs);
   const std::vector<runtime::Tensor> want = runtime::interpret(g, inputs);
   EXPECT_TRUE(testing::allClose(got[0], want[0], {1e-5, 1e-5})) << text;
@@ -222,14 +233,14 @@ TEST(CpuConvolution, DepthwiseRunsAsAGemm) {
                            "conv(%x, %w, %b) {stride = [2, 2], padding = [1, 1, 1, 1], groups = 21}",
                            "f32[2, 21, 5, 4]");
   expectConvolutionMatches("%x: f32[1, 40, 7, 7], %w: f32[40, 1, 5, 5]",
-                           "conv(%x, %w) {padding = [2, 2, 2, 2], dilation = [1, 1], groups = 40}",
-                           "f32[1, 40, 7, 7]");
+                           "conv(%x, %w) {padding = [2, 2, 2, 2], dilation = [1, 1], groups = 40}", "f32[1, 40, 7, 7]");
 }
 
 TEST(CpuConvolution, TransposedRunsAsAGemm) {
-  expectConvolutionMatches("%x: f32[2, 6, 5, 4], %w: f32[6, 3, 3, 2], %b: f32[3]",
-                           "conv_transpose(%x, %w, %b) {stride = [2, 3], padding = [1, 0, 1, 1], output_padding = [1, 2]}",
-                           "f32[2, 3, 10, 12]");
+  expectConvolutionMatches(
+      "%x: f32[2, 6, 5, 4], %w: f32[6, 3, 3, 2], %b: f32[3]",
+      "conv_transpose(%x, %w, %b) {stride = [2, 3], padding = [1, 0, 1, 1], output_padding = [1, 2]}",
+      "f32[2, 3, 10, 12]");
   expectConvolutionMatches("%x: f32[1, 4, 7], %w: f32[4, 5, 3]",
                            "conv_transpose(%x, %w) {stride = [1], dilation = [2]}", "f32[1, 5, 11]");
 }

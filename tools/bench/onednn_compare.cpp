@@ -1,11 +1,13 @@
-// graphc's packed GEMM and convolutions against oneDNN's, on the shapes of
-// the real-model suite, one thread each: the measurement behind the choice
-// of graphc's own micro-kernels (docs/performance.md, "Prepacked weights:
-// oneDNN or our own kernels"). Both sides get their weights packed once,
-// outside the timed loop (oneDNN: format_tag::any, reordered once), and a
-// ReLU fused after the product (oneDNN: an eltwise post-op; graphc: the
-// epilogue on each tile). Activations stay NCHW / row-major, as graphc's
-// graphs keep them.
+// graphc's linears and convolutions against oneDNN's, on the shapes of the
+// real-model suite, one thread each: the measurement behind the choice of
+// graphc's own micro-kernels (docs/performance.md, "Prepacked weights:
+// oneDNN or our own kernels"). graphc's side is the real thing: a graph
+// relu(linear(x, W, b)) or relu(conv(x, W, b)) with W and b constants,
+// compiled for the cpu, timed by replay() (weights packed once at compile
+// time, the epilogue generated and fused). oneDNN's: the primitive with its
+// weights in format_tag::any, reordered once, and the ReLU as an eltwise
+// post-op. Activations stay NCHW / row-major, as graphc's graphs keep them.
+// Run with GRAPHC_NUM_THREADS=1 and OMP_NUM_THREADS=1.
 //
 // Built only where Debian's libdnnl-dev is installed (tools/bench/CMakeLists.txt):
 //   apt-get install libdnnl-dev && cmake build && ninja -C build graphc-onednn-compare
@@ -13,15 +15,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 #include <vector>
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include <fmt/format.h>
 
-#include "runtime/cpu/Gemm.h"
-#include "runtime/cpu/ThreadPool.h"
-#include "runtime/cpu/gemm/Packing.h"
+#include "frontend/api/graphc.h"
 
 namespace {
 
@@ -52,39 +54,38 @@ double medianMicros(const std::function<void()>& fn) {
   return times[times.size() / 2];
 }
 
-void relu(float* p, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) p[i] = p[i] > 0 ? p[i] : 0;
+/// A constant's text: dense<f32[shape], "0x<bytes>">.
+std::string dense(const std::vector<float>& v, const std::vector<int64_t>& shape) {
+  std::string hex;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(float); ++i) hex += fmt::format("{:02X}", bytes[i]);
+  return fmt::format("dense<f32[{}], \"0x{}\">", fmt::join(shape, ", "), hex);
+}
+
+/// Median microseconds of replay() of `text` compiled for the cpu, on `x`.
+double graphcMicros(const std::string& text, const graphc::Tensor& x, const std::vector<int64_t>& outShape) {
+  graphc::Executable exe = graphc::compile(graphc::Graph::parse(text));
+  std::vector<graphc::Tensor> out = {graphc::Tensor(graphc::DType::F32, outShape)};
+  exe.capture({x}, out);
+  return medianMicros([&] { exe.replay(); });
+}
+
+graphc::Tensor tensorOf(const std::vector<float>& v, const std::vector<int64_t>& shape) {
+  graphc::Tensor t(graphc::DType::F32, shape);
+  std::memcpy(t.data(), v.data(), v.size() * sizeof(float));
+  return t;
 }
 
 /// y = relu(x · wᵀ + b), x [m, k], w [n, k] (a linear).
 void linear(int64_t m, int64_t n, int64_t k) {
   std::vector<float> x = randomFloats(static_cast<size_t>(m * k), 1), w = randomFloats(static_cast<size_t>(n * k), 2);
   std::vector<float> b = randomFloats(static_cast<size_t>(n), 3), y(static_cast<size_t>(m * n));
-  graphc::runtime::ThreadPool pool(1);
-  graphc::runtime::cpu::PackedWeights packed = graphc::runtime::cpu::packWeightsB(w.data(), 1, k, n, true);
-  graphc::runtime::cpu::GemmProblem p;
-  p.a = x.data();
-  p.b = w.data();
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.transposeB = true;
-  p.aOffsets = {0};
-  p.bOffsets = {0};
-  p.packedB = &packed;
-  graphc::runtime::cpu::GemmScratch scratch;
-  const double ours = medianMicros([&] {
-    graphc::runtime::cpu::gemmWithEpilogue(
-        p,
-        [&](int64_t begin, int64_t end, const void* acc) {
-          const auto* a = static_cast<const float*>(acc);
-          for (int64_t i = begin; i < end; ++i) {
-            const float v = a[i - begin] + b[static_cast<size_t>(i % n)];
-            y[static_cast<size_t>(i)] = v > 0 ? v : 0;
-          }
-        },
-        scratch, pool);
-  });
+  const std::string text = fmt::format(
+      "graph @linear(%x: f32[{m}, {k}]) -> (f32[{m}, {n}]) {{\n  %w = constant() {{value = {w}}} : f32[{n}, {k}]\n"
+      "  %b = constant() {{value = {b}}} : f32[{n}]\n  %y = linear(%x, %w, %b)\n  %r = relu(%y)\n  return %r\n}}\n",
+      fmt::arg("m", m), fmt::arg("n", n), fmt::arg("k", k), fmt::arg("w", dense(w, {n, k})),
+      fmt::arg("b", dense(b, {n})));
+  const double ours = graphcMicros(text, tensorOf(x, {m, k}), {m, n});
 
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
@@ -118,38 +119,16 @@ void conv(int64_t batch, int64_t c, int64_t h, int64_t o, int64_t kernel, int64_
   std::vector<float> x = randomFloats(static_cast<size_t>(batch * c * h * h), 4);
   std::vector<float> w = randomFloats(static_cast<size_t>(o * cin * kernel * kernel), 5);
   std::vector<float> b = randomFloats(static_cast<size_t>(o), 6), y(static_cast<size_t>(batch * o * oh * oh));
-  graphc::runtime::ThreadPool pool(1);
-  graphc::runtime::cpu::gemm::ConvGeometry g(depthwise, c, {h, h}, {oh, oh}, {kernel, kernel}, {stride, stride}, {1, 1},
-                                             {pad, pad});
-  graphc::runtime::cpu::PackedWeights packed = depthwise
-                                                   ? graphc::runtime::cpu::packDepthwiseFilters(w.data(), o, g.k())
-                                                   : graphc::runtime::cpu::packFilters(w.data(), o, g.k());
-  graphc::runtime::cpu::GemmProblem p;
-  p.a = w.data();
-  p.b = x.data();
-  p.m = o;
-  p.k = g.k();
-  p.n = g.positions();
-  p.conv = &g;
-  p.packedA = &packed;
-  for (int64_t i = 0; i < batch; ++i) {
-    p.aOffsets.push_back(0);
-    p.bOffsets.push_back(i * g.imageFloats());
-  }
-  graphc::runtime::cpu::GemmScratch scratch;
-  const int64_t positions = oh * oh;
-  const double ours = medianMicros([&] {
-    graphc::runtime::cpu::gemmWithEpilogue(
-        p,
-        [&](int64_t begin, int64_t end, const void* acc) {
-          const auto* a = static_cast<const float*>(acc);
-          for (int64_t i = begin; i < end; ++i) {
-            const float v = a[i - begin] + b[static_cast<size_t>(i / positions % o)];
-            y[static_cast<size_t>(i)] = v > 0 ? v : 0;
-          }
-        },
-        scratch, pool);
-  });
+  const int64_t wc = depthwise ? 1 : c;
+  const std::string text = fmt::format(
+      "graph @conv(%x: f32[{N}, {C}, {H}, {H}]) -> (f32[{N}, {O}, {OH}, {OH}]) {{\n"
+      "  %w = constant() {{value = {w}}} : f32[{O}, {WC}, {K}, {K}]\n  %b = constant() {{value = {b}}} : f32[{O}]\n"
+      "  %y = conv(%x, %w, %b) {{stride = [{S}, {S}], padding = [{P}, {P}, {P}, {P}], groups = {G}}}\n"
+      "  %r = relu(%y)\n  return %r\n}}\n",
+      fmt::arg("N", batch), fmt::arg("C", c), fmt::arg("H", h), fmt::arg("O", o), fmt::arg("OH", oh),
+      fmt::arg("WC", wc), fmt::arg("K", kernel), fmt::arg("S", stride), fmt::arg("P", pad), fmt::arg("G", groups),
+      fmt::arg("w", dense(w, {o, wc, kernel, kernel})), fmt::arg("b", dense(b, {o})));
+  const double ours = graphcMicros(text, tensorOf(x, {batch, c, h, h}), {batch, o, oh, oh});
 
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
@@ -168,8 +147,8 @@ void conv(int64_t batch, int64_t c, int64_t h, int64_t o, int64_t kernel, int64_
       attr, engine);
   dnnl::convolution_forward cv(pd);
   memory xm(xd, engine, x.data()), bm(bd, engine, b.data()), ym(yd, engine, y.data());
-  memory userW({wdims, memory::data_type::f32, depthwise ? memory::format_tag::goihw : memory::format_tag::oihw}, engine,
-               w.data());
+  memory userW({wdims, memory::data_type::f32, depthwise ? memory::format_tag::goihw : memory::format_tag::oihw},
+               engine, w.data());
   memory wm(pd.weights_desc(), engine);
   dnnl::reorder(userW, wm).execute(stream, userW, wm);
   stream.wait();
@@ -194,13 +173,13 @@ int main() {
   linear(64, 32, 128);
   linear(256, 128, 32);  // batch 8
   // The CNNs' convolutions at batch 2.
-  conv(2, 3, 32, 8, 7, 2, 3, false);   // resnet18's stem
-  conv(2, 8, 8, 8, 3, 1, 1, false);    // resnet18's first stage
-  conv(2, 32, 2, 64, 3, 2, 1, false);  // resnet18's last stage
-  conv(2, 8, 32, 8, 3, 1, 1, false);   // unet's first level
-  conv(2, 16, 16, 48, 1, 1, 0, false); // a 1x1 expansion
-  conv(2, 48, 8, 48, 3, 1, 1, true);   // depthwise 3x3
-  conv(2, 144, 4, 144, 5, 1, 2, true); // depthwise 5x5
+  conv(2, 3, 32, 8, 7, 2, 3, false);    // resnet18's stem
+  conv(2, 8, 8, 8, 3, 1, 1, false);     // resnet18's first stage
+  conv(2, 32, 2, 64, 3, 2, 1, false);   // resnet18's last stage
+  conv(2, 8, 32, 8, 3, 1, 1, false);    // unet's first level
+  conv(2, 16, 16, 48, 1, 1, 0, false);  // a 1x1 expansion
+  conv(2, 48, 8, 48, 3, 1, 1, true);    // depthwise 3x3
+  conv(2, 144, 4, 144, 5, 1, 2, true);  // depthwise 5x5
   // A large GEMM, where packing and the micro-kernel dominate.
   linear(1024, 1024, 1024);
   return 0;

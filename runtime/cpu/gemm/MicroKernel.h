@@ -27,8 +27,9 @@ struct MicroKernel {
   const char* isa;  // "avx512", "avx2", "generic"
   int mr, nr;       // the register block: mr rows × nr columns of C
   /// C[i, j] = Σ_p a[p·mr + i] · b[p·nr + j] for i < rows ≤ mr, j < cols ≤ nr,
-  /// C's rows `ldc` floats apart. k = 0 stores zeros.
-  void (*run)(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols);
+  /// C's rows `ldc` floats apart (+= with `accumulate`: a later block of
+  /// k). k = 0 stores zeros.
+  void (*run)(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols, bool accumulate);
   /// The same with A[i, p] = rows[i][offsets[p]] (all mr row pointers valid).
   void (*runIndirect)(int64_t k, const float* const* rows, const int64_t* offsets, const float* b, float* c,
                       int64_t ldc, int nrows, int cols);

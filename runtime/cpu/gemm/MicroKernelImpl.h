@@ -26,15 +26,32 @@ inline void storeBlock(typename V::type (&acc)[MR][NV], float* c, int64_t ldc, i
     for (int j = 0; j < cols; ++j) c[i * ldc + j] = tile[i * NR + j];
 }
 
-/// C = A · B on a packed A panel (k × MR) and a packed B panel (k × NR).
+/// C = A · B on a packed A panel (k × MR) and a packed B panel (k × NR);
+/// C += A · B with `accumulate` (a later block of k).
 template <class V, int MR, int NV>
-void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols) {
+void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                 bool accumulate) {
   constexpr int W = V::width, NR = W * NV;
   typename V::type acc[MR][NV];
+  if (accumulate && rows == MR && cols == NR) {
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::load(c + i * ldc + j * W);
+  } else if (accumulate) {  // a partial block: through a local tile
+    float tile[MR * NR] = {};
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) tile[i * NR + j] = c[i * ldc + j];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::load(tile + i * NR + j * W);
+  } else {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  }
   for (int64_t p = 0; p < k; ++p) {
     typename V::type bv[NV];
 #pragma GCC unroll 8
