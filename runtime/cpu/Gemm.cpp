@@ -254,41 +254,53 @@ void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
     gemm::packA({static_cast<const float*>(p.a), k, 1}, 0, channels, k, nr, scratch.packedFilters.data());
     filters = scratch.packedFilters.data();
   }
-  // Blocks of positions whose tile (positions × channels) stays within
-  // 256 KiB; smaller blocks when there are fewer than threads.
+  // The kernel's rows are (image, position) pairs, numbered image-major:
+  // a block of rows may span images, so a late layer's few positions per
+  // image (a 1×1 or 2×2 map) still fill the register block. Blocks whose
+  // tile (rows × channels) stays within 256 KiB; smaller blocks when there
+  // are fewer than threads.
+  const int64_t total = images * positions;
   int64_t block = std::clamp<int64_t>(65536 / std::max<int64_t>(channels, 1) / mr * mr, mr, 1024);
-  const double flops =
-      2.0 * static_cast<double>(images * positions) * static_cast<double>(channels * std::max<int64_t>(k, 1));
-  const int64_t wanted = (pool.size() + images - 1) / images;
-  if (flops >= 2 * kMinTaskFlops && (positions + block - 1) / block < wanted)
-    block = std::max<int64_t>(mr, ((positions + wanted - 1) / wanted + mr - 1) / mr * mr);
-  block = std::min(block, (positions + mr - 1) / mr * mr);
-  const int64_t blocks = (positions + block - 1) / block;
+  const double flops = 2.0 * static_cast<double>(total) * static_cast<double>(channels * std::max<int64_t>(k, 1));
+  if (flops >= 2 * kMinTaskFlops && (total + block - 1) / block < pool.size())
+    block = std::max<int64_t>(mr, ((total + pool.size() - 1) / pool.size() + mr - 1) / mr * mr);
+  block = std::min(block, (total + mr - 1) / mr * mr);
+  const int64_t blocks = (total + block - 1) / block;
   const double blockFlops = 2.0 * static_cast<double>(block * channels) * static_cast<double>(std::max<int64_t>(k, 1));
   const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / blockFlops)));
   const int64_t tileFloats = block * channels;
+  auto imageOf = [&](int64_t b) {
+    return scratch.paddedImages.empty() ? static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)]
+                                        : scratch.paddedImages.data() + b * g.paddedFloats();
+  };
   if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
-  pool.parallelFor(images * blocks, grain, [&](int64_t begin, int64_t end, int chunk) {
+  pool.parallelFor(blocks, grain, [&](int64_t begin, int64_t end, int chunk) {
     float* flipped = floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(2 * tileFloats));
     float* out = flipped + tileFloats;
     std::vector<const float*> windows(static_cast<size_t>(mr));
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t b = task / blocks, pos0 = task % blocks * block, count = std::min(block, positions - pos0);
-      const float* image = scratch.paddedImages.empty()
-                               ? static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)]
-                               : scratch.paddedImages.data() + b * g.paddedFloats();
+      const int64_t row0 = task * block, count = std::min(block, total - row0);
       for (int64_t i = 0; i < count; i += mr) {
         const int rows = static_cast<int>(std::min<int64_t>(mr, count - i));
-        // Rows past the last position repeat it: read, never stored.
-        for (int r = 0; r < mr; ++r)
-          windows[static_cast<size_t>(r)] = image + g.origins()[static_cast<size_t>(pos0 + i + std::min(r, rows - 1))];
+        // Rows past the block's last repeat it: read, never stored.
+        for (int r = 0; r < mr; ++r) {
+          const int64_t row = row0 + i + std::min(r, rows - 1);
+          windows[static_cast<size_t>(r)] =
+              imageOf(row / positions) + g.origins()[static_cast<size_t>(row % positions)];
+        }
         for (int64_t j = 0; j < channels; j += nr)
           kernel.runIndirect(k, windows.data(), g.offsets().data(), filters + j * k, flipped + i * channels + j,
                              channels, rows, static_cast<int>(std::min<int64_t>(nr, channels - j)));
       }
-      for (int64_t c = 0; c < channels; ++c)
-        for (int64_t q = 0; q < count; ++q) out[c * count + q] = flipped[q * channels + c];
-      finishTile(p, epilogue, b, 0, channels, pos0, count, out);
+      // Each image's part of the block, back to channels × positions.
+      for (int64_t at = row0; at < row0 + count;) {
+        const int64_t b = at / positions, q0 = at % positions, n = std::min(positions - q0, row0 + count - at);
+        const float* from = flipped + (at - row0) * channels;
+        for (int64_t c = 0; c < channels; ++c)
+          for (int64_t q = 0; q < n; ++q) out[c * n + q] = from[q * channels + c];
+        finishTile(p, epilogue, b, 0, channels, q0, n, out);
+        at += n;
+      }
     }
   });
 }

@@ -226,6 +226,9 @@ TEST(CpuConvolution, GroupsOneOfEveryRankRunsAsAGemm) {
                            "conv(%x, %w) {padding = [0, 1, 1, 0, 1, 1]}", "f32[1, 3, 4, 6, 5]");
   expectConvolutionMatches("%x: f32[3, 40, 6, 6], %w: f32[48, 40, 1, 1], %b: f32[48]", "conv(%x, %w, %b)",
                            "f32[3, 48, 6, 6]");  // 1x1, channels past one register block
+  expectConvolutionMatches("%x: f32[5, 16, 1, 1], %w: f32[40, 16, 3, 3], %b: f32[40]",
+                           "conv(%x, %w, %b) {padding = [1, 1, 1, 1]}",
+                           "f32[5, 40, 1, 1]");  // one position per image: blocks span the images
 }
 
 TEST(CpuConvolution, DepthwiseRunsAsAGemm) {
