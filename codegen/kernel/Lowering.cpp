@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "codegen/kernel/Lowerer.h"
+#include "codegen/kernel/Substitute.h"
 #include "ir/Diagnostics.h"
 #include "ir/ShapeRules.h"
 
@@ -143,69 +144,29 @@ namespace {
 /// static extent known, so that the constructors' rules can use it: a
 /// reshape chain's ((i0·18 + i1)·16 + i2) / 288 becomes i0, and the loads
 /// of a Tile read in0[i0 % 2, ...]. The expression DAG keeps its sharing.
-class IndexSimplifier {
- public:
-  explicit IndexSimplifier(Kernel& k) : k_(k) {
-    for (const Dim& d : k.outer) extents_.push_back(d.isStatic() ? d.size : 0);
-    for (const Dim& d : k.reduceSizes) extents_.push_back(d.isStatic() ? d.size : 0);
+Kernel simplifyIndices(Kernel k) {
+  std::vector<int64_t> extents;
+  for (const Dim& d : k.outer) extents.push_back(d.isStatic() ? d.size : 0);
+  for (const Dim& d : k.reduceSizes) extents.push_back(d.isStatic() ? d.size : 0);
+  if (k.gemm) {
+    const Gemm& g = *k.gemm;
+    if (static_cast<size_t>(g.kVar) >= extents.size()) extents.resize(static_cast<size_t>(g.kVar) + 1, 0);
+    extents[static_cast<size_t>(g.kVar)] = g.k->kind == Index::Kind::Const ? g.k->value : 0;
   }
-
-  Kernel run() {
-    if (k_.gemm) {
-      Gemm& g = *k_.gemm;
-      if (static_cast<size_t>(g.kVar) >= extents_.size()) extents_.resize(static_cast<size_t>(g.kVar) + 1, 0);
-      extents_[static_cast<size_t>(g.kVar)] = g.k->kind == Index::Kind::Const ? g.k->value : 0;
-      for (IndexPtr& i : g.aIndex) i = index(i);
-      for (IndexPtr& i : g.bIndex) i = index(i);
-    }
-    for (Store& s : k_.stores) {
-      for (IndexPtr& i : s.index) i = index(i);
-      s.value = expr(s.value);
-    }
-    return k_;
+  std::unordered_map<int64_t, IndexPtr> withExtents;
+  for (size_t v = 0; v < extents.size(); ++v)
+    withExtents[static_cast<int64_t>(v)] = Index::var(static_cast<int64_t>(v), extents[v]);
+  VarSubstitution substitution(std::move(withExtents));
+  if (k.gemm) {
+    for (IndexPtr& i : k.gemm->aIndex) i = substitution.index(i);
+    for (IndexPtr& i : k.gemm->bIndex) i = substitution.index(i);
   }
-
- private:
-  IndexPtr index(const IndexPtr& e) {
-    if (auto it = indices_.find(e.get()); it != indices_.end()) return it->second;
-    IndexPtr r = e;
-    switch (e->kind) {
-      case Index::Kind::Const:
-      case Index::Kind::Sym: break;
-      case Index::Kind::Var: {
-        const auto v = static_cast<size_t>(e->value);
-        r = Index::var(e->value, v < extents_.size() ? extents_[v] : 0);
-        break;
-      }
-      case Index::Kind::Add: r = add(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Mul: r = mul(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Div: r = div(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Mod: r = mod(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Clamp: r = clamp(index(e->lhs), index(e->rhs)); break;
-      case Index::Kind::Indirect: {
-        auto rebuilt = std::make_shared<Index>(*e);
-        rebuilt->load = expr(e->load);
-        r = rebuilt;
-        break;
-      }
-    }
-    return indices_[e.get()] = r;
+  for (Store& s : k.stores) {
+    for (IndexPtr& i : s.index) i = substitution.index(i);
+    s.value = substitution.expr(s.value);
   }
-
-  ExprPtr expr(const ExprPtr& e) {
-    if (auto it = exprs_.find(e.get()); it != exprs_.end()) return it->second;
-    auto rebuilt = std::make_shared<Expr>(*e);
-    for (IndexPtr& i : rebuilt->index) i = index(i);
-    for (IndexPtr& i : rebuilt->sizes) i = index(i);
-    for (ExprPtr& a : rebuilt->args) a = expr(a);
-    return exprs_[e.get()] = rebuilt;
-  }
-
-  Kernel& k_;
-  std::vector<int64_t> extents_;
-  std::unordered_map<const Index*, IndexPtr> indices_;
-  std::unordered_map<const Expr*, ExprPtr> exprs_;
-};
+  return k;
+}
 
 }  // namespace
 
@@ -238,7 +199,7 @@ Kernel Lowerer::run() {
     pointwiseKernel();
   }
   if (options_.mergeShortInnerDims) k_ = mergeShortInnerDims(std::move(k_));
-  return IndexSimplifier(k_).run();
+  return simplifyIndices(std::move(k_));
 }
 
 void Lowerer::pointwiseKernel() {

@@ -10,16 +10,8 @@
 namespace graphc::runtime::cpu::gemm {
 
 namespace avx2 {
-struct Ymm {
-  using type = __m256;
-  static constexpr int width = 8;
-  static type zero() { return _mm256_setzero_ps(); }
-  static type load(const float* p) { return _mm256_loadu_ps(p); }
-  static type broadcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static type fma(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
-  static void store(float* p, type v) { _mm256_storeu_ps(p, v); }
-};
 #include "runtime/cpu/gemm/MicroKernelImpl.h"
+#include "runtime/cpu/gemm/VectorYmm.h"
 
 void depthwise(int64_t tapCount, const float* image, int64_t channels, const int64_t* origins, int64_t count,
                const int64_t* taps, const float* weights, int width, float* out, int64_t ldo) {
