@@ -220,25 +220,23 @@ class Binder {
       p.conv = it->second.conv ? &*it->second.conv : nullptr;
       p.convTranspose = it->second.convTranspose ? &*it->second.convTranspose : nullptr;
     }
-    if (p.convTranspose) {  // a = the filters, b = the images
-      const runtime::cpu::gemm::ConvTransposeGeometry& c = *p.convTranspose;
-      p.m = c.outChannels() * c.kernelPoints();
-      p.k = c.channels();
-      p.n = c.inPositions();
+    if (g.conv) {  // a = the filters (the same for every image), b = the images
+      int64_t imageFloats = 0;
+      if (p.convTranspose) {
+        const runtime::cpu::gemm::ConvTransposeGeometry& c = *p.convTranspose;
+        p.m = c.outChannels() * c.kernelPoints();
+        p.k = c.channels();
+        p.n = c.inPositions();
+        imageFloats = c.channels() * c.inPositions();
+      } else {
+        p.m = a.shape()[0];
+        p.k = p.conv->k();
+        p.n = p.conv->positions();
+        imageFloats = p.conv->imageFloats();
+      }
       const int64_t images = w.shape()[0];
       p.aOffsets.assign(static_cast<size_t>(images), 0);
-      for (int64_t i = 0; i < images; ++i) p.bOffsets.push_back(i * c.channels() * c.inPositions());
-      p.a = a.data();
-      p.b = w.data();
-      return;
-    }
-    if (g.conv) {  // a = the filters [m, k], b = the images
-      p.m = a.shape()[0];
-      p.k = p.conv->k();
-      p.n = p.conv->positions();
-      const int64_t images = w.shape()[0];
-      p.aOffsets.assign(static_cast<size_t>(images), 0);
-      for (int64_t i = 0; i < images; ++i) p.bOffsets.push_back(i * p.conv->imageFloats());
+      for (int64_t i = 0; i < images; ++i) p.bOffsets.push_back(i * imageFloats);
       p.a = a.data();
       p.b = w.data();
       return;

@@ -30,6 +30,35 @@ T* floats(std::vector<std::byte>& buffer, size_t count) {
   return reinterpret_cast<T*>(buffer.data());
 }
 
+/// One tile buffer per pool thread, made before the chunks run (they only
+/// resize their own).
+void prepareTiles(GemmScratch& scratch, const ThreadPool& pool) {
+  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+}
+
+/// 2·rows·cols·k: a block's multiply-adds, k at least 1 (a k = 0 GEMM still
+/// writes its zeros).
+double flopsOf(int64_t rows, int64_t cols, int64_t k) {
+  return 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(std::max<int64_t>(k, 1));
+}
+
+/// Tasks per chunk so that a chunk has at least kMinTaskFlops of work.
+int64_t grainFor(double taskFlops) { return static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / taskFlops))); }
+
+/// The block size (a multiple of `unit`, at most `block`) that cuts `n`
+/// items into at least `wanted` blocks when the whole job (`flops`) is
+/// work for more than one thread; `block` itself otherwise.
+int64_t blockForThreads(int64_t n, int64_t block, int64_t unit, int64_t wanted, double flops) {
+  if (flops < 2 * kMinTaskFlops || (n + block - 1) / block >= wanted) return block;
+  return std::max<int64_t>(unit, ((n + wanted - 1) / wanted + unit - 1) / unit * unit);
+}
+
+/// to[c·rows + r] = from[r·cols + c]: a rows × cols block transposed.
+void transposeInto(const float* from, int64_t rows, int64_t cols, float* to) {
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r) to[c * rows + r] = from[r * cols + c];
+}
+
 /// How the output is cut into tiles: row blocks of `rows` (a multiple of
 /// the kernel's mr), column blocks of `cols` (a multiple of nr, or all n).
 struct Tiling {
@@ -53,9 +82,7 @@ Tiling tile(const GemmProblem& p, int mr, int nr, int threads) {
   t.cols = p.n;
   t.colBlocks = 1;
   // Fewer tiles than threads with work for more than one: split the columns.
-  const double flops =
-      2.0 * static_cast<double>(t.batch) * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(k);
-  if (t.batch * t.rowBlocks < threads && flops >= 2 * kMinTaskFlops) {
+  if (t.batch * t.rowBlocks < threads && flopsOf(t.batch * p.m, p.n, k) >= 2 * kMinTaskFlops) {
     const int64_t want =
         std::min<int64_t>((threads + t.batch * t.rowBlocks - 1) / (t.batch * t.rowBlocks), (p.n + nr - 1) / nr);
     t.cols = ((p.n + want - 1) / want + nr - 1) / nr * nr;
@@ -92,6 +119,21 @@ void packBColumns(const GemmProblem& p, int64_t b, int64_t col0, int64_t cols, i
   gemm::packB(viewB(p, b), col0, cols, p.k, nr, out);
 }
 
+/// Every batch index's whole B packed into `packed` (packedFloats(n, k, nr)
+/// apart), before the tiles that share it; in parallel over the panels.
+void packEveryB(const GemmProblem& p, int64_t batch, int nr, std::vector<float>& packed, ThreadPool& pool) {
+  const int64_t bFloats = gemm::packedFloats(p.n, p.k, nr), panels = (p.n + nr - 1) / nr;
+  packed.resize(static_cast<size_t>(batch * bFloats));
+  pool.parallelFor(batch * panels, std::max<int64_t>(1, static_cast<int64_t>(kMinTaskFlops / flopsOf(1, nr, p.k))),
+                   [&](int64_t begin, int64_t end, int) {
+                     for (int64_t i = begin; i < end; ++i) {
+                       const int64_t b = i / panels, col0 = i % panels * nr;
+                       packBColumns(p, b, col0, std::min<int64_t>(nr, p.n - col0), nr,
+                                    packed.data() + b * bFloats + col0 * p.k);
+                     }
+                   });
+}
+
 /// Whether C is better computed as Cᵀ = Bᵀ · Aᵀ: when n is too short to
 /// fill the kernel's nr columns (an attention head's [64, 64] · [64, 8]
 /// against 32 columns) and m is not, the transposed tiles waste less of
@@ -112,17 +154,13 @@ void transposedTilesGemm(const GemmProblem& p, const TileEpilogue& epilogue, Gem
   const int mr = kernel.mr, nr = kernel.nr;
   const int64_t batch = static_cast<int64_t>(p.aOffsets.size()), k = p.k;
   int64_t rows = std::clamp<int64_t>(262144 / std::max<int64_t>(p.n, 1) / nr * nr, nr, 512);
-  const double flops = 2.0 * static_cast<double>(batch * p.m * p.n) * static_cast<double>(std::max<int64_t>(k, 1));
-  const int64_t wanted = (pool.size() + batch - 1) / batch;
-  if (flops >= 2 * kMinTaskFlops && (p.m + rows - 1) / rows < wanted)
-    rows = std::max<int64_t>(nr, ((p.m + wanted - 1) / wanted + nr - 1) / nr * nr);
+  rows = blockForThreads(p.m, rows, nr, (pool.size() + batch - 1) / batch, flopsOf(batch * p.m, p.n, k));
   rows = std::min(rows, (p.m + nr - 1) / nr * nr);
   const int64_t blocks = (p.m + rows - 1) / rows;
-  const double blockFlops = 2.0 * static_cast<double>(rows * p.n) * static_cast<double>(std::max<int64_t>(k, 1));
-  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / blockFlops)));
+  const int64_t grain = grainFor(flopsOf(rows, p.n, k));
   const int64_t tileFloats = rows * p.n, bPack = gemm::packedFloats(p.n, k, mr),
                 aPack = gemm::packedFloats(rows, k, nr);
-  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  prepareTiles(scratch, pool);
   pool.parallelFor(batch * blocks, grain, [&](int64_t begin, int64_t end, int chunk) {
     float* flipped =
         floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(2 * tileFloats + bPack + aPack));
@@ -139,8 +177,7 @@ void transposedTilesGemm(const GemmProblem& p, const TileEpilogue& epilogue, Gem
           kernel.run(k, bPanels + i * k, aPanels + j * k, flipped + i * count + j, count,
                      static_cast<int>(std::min<int64_t>(mr, p.n - i)),
                      static_cast<int>(std::min<int64_t>(nr, count - j)), false);
-      for (int64_t r = 0; r < count; ++r)
-        for (int64_t c = 0; c < p.n; ++c) out[r * p.n + c] = flipped[c * count + r];
+      transposeInto(flipped, p.n, count, out);
       finishTile(p, epilogue, b, row0, count, 0, p.n, out);
     }
   });
@@ -158,23 +195,9 @@ void packedGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch&
   // B shared by several row blocks is packed once, before the tiles.
   const bool packBFirst = !p.packedB && t.rowBlocks > 1;
   const int64_t bFloats = gemm::packedFloats(p.n, k, nr);
-  if (packBFirst) {
-    scratch.packedB.resize(static_cast<size_t>(t.batch * bFloats));
-    const int64_t panels = (p.n + nr - 1) / nr;
-    const double panelFlops = 2.0 * static_cast<double>(nr) * static_cast<double>(std::max<int64_t>(k, 1));
-    pool.parallelFor(t.batch * panels, std::max<int64_t>(1, static_cast<int64_t>(kMinTaskFlops / panelFlops)),
-                     [&](int64_t begin, int64_t end, int) {
-                       for (int64_t i = begin; i < end; ++i) {
-                         const int64_t b = i / panels, col0 = i % panels * nr;
-                         packBColumns(p, b, col0, std::min<int64_t>(nr, p.n - col0), nr,
-                                      scratch.packedB.data() + b * bFloats + col0 * k);
-                       }
-                     });
-  }
-  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
-  const double tileFlops =
-      2.0 * static_cast<double>(t.rows) * static_cast<double>(t.cols) * static_cast<double>(std::max<int64_t>(k, 1));
-  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / tileFlops)));
+  if (packBFirst) packEveryB(p, t.batch, nr, scratch.packedB, pool);
+  prepareTiles(scratch, pool);
+  const int64_t grain = grainFor(flopsOf(t.rows, t.cols, k));
   const int64_t aTileFloats = p.packedA ? 0 : gemm::packedFloats(t.rows, k, mr);
   const int64_t bTileFloats = p.packedB || packBFirst ? 0 : gemm::packedFloats(t.cols, k, nr);
   const int64_t outFloats = t.rows * t.cols;
@@ -261,19 +284,16 @@ void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
   // are fewer than threads.
   const int64_t total = images * positions;
   int64_t block = std::clamp<int64_t>(65536 / std::max<int64_t>(channels, 1) / mr * mr, mr, 1024);
-  const double flops = 2.0 * static_cast<double>(total) * static_cast<double>(channels * std::max<int64_t>(k, 1));
-  if (flops >= 2 * kMinTaskFlops && (total + block - 1) / block < pool.size())
-    block = std::max<int64_t>(mr, ((total + pool.size() - 1) / pool.size() + mr - 1) / mr * mr);
+  block = blockForThreads(total, block, mr, pool.size(), flopsOf(total, channels, k));
   block = std::min(block, (total + mr - 1) / mr * mr);
   const int64_t blocks = (total + block - 1) / block;
-  const double blockFlops = 2.0 * static_cast<double>(block * channels) * static_cast<double>(std::max<int64_t>(k, 1));
-  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / blockFlops)));
+  const int64_t grain = grainFor(flopsOf(block, channels, k));
   const int64_t tileFloats = block * channels;
   auto imageOf = [&](int64_t b) {
     return scratch.paddedImages.empty() ? static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)]
                                         : scratch.paddedImages.data() + b * g.paddedFloats();
   };
-  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  prepareTiles(scratch, pool);
   pool.parallelFor(blocks, grain, [&](int64_t begin, int64_t end, int chunk) {
     float* flipped = floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(2 * tileFloats));
     float* out = flipped + tileFloats;
@@ -295,9 +315,7 @@ void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
       // Each image's part of the block, back to channels × positions.
       for (int64_t at = row0; at < row0 + count;) {
         const int64_t b = at / positions, q0 = at % positions, n = std::min(positions - q0, row0 + count - at);
-        const float* from = flipped + (at - row0) * channels;
-        for (int64_t c = 0; c < channels; ++c)
-          for (int64_t q = 0; q < n; ++q) out[c * n + q] = from[q * channels + c];
+        transposeInto(flipped + (at - row0) * channels, n, channels, out);
         finishTile(p, epilogue, b, 0, channels, q0, n, out);
         at += n;
       }
@@ -327,9 +345,7 @@ void depthwiseConv(const GemmProblem& p, const TileEpilogue& epilogue, GemmScrat
     weights = p.packedA->matrix(0);
   } else {
     scratch.packedFilters.resize(static_cast<size_t>(taps * channels));
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t t = 0; t < taps; ++t)
-        scratch.packedFilters[static_cast<size_t>(t * channels + c)] = static_cast<const float*>(p.a)[c * taps + t];
+    transposeInto(static_cast<const float*>(p.a), channels, taps, scratch.packedFilters.data());
     weights = scratch.packedFilters.data();
   }
   // Blocks of whole vectors of channels whose tile stays within 256 KiB;
@@ -337,16 +353,12 @@ void depthwiseConv(const GemmProblem& p, const TileEpilogue& epilogue, GemmScrat
   const int64_t width = kernel.depthwiseWidth;
   const int64_t groups = (channels + width - 1) / width;
   int64_t block = std::clamp<int64_t>(65536 / std::max<int64_t>(positions * width, 1), 1, groups);
-  const double flops = 2.0 * static_cast<double>(images * channels * positions) * static_cast<double>(taps);
-  const int64_t wanted = (pool.size() + images - 1) / images;
-  if (flops >= 2 * kMinTaskFlops && (groups + block - 1) / block < wanted)
-    block = std::max<int64_t>(1, (groups + wanted - 1) / wanted);
+  block = blockForThreads(groups, block, 1, (pool.size() + images - 1) / images,
+                          flopsOf(images * channels, positions, taps));
   const int64_t blocks = (groups + block - 1) / block;
-  const double blockFlops =
-      2.0 * static_cast<double>(block * width * positions) * static_cast<double>(std::max<int64_t>(taps, 1));
-  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / blockFlops)));
+  const int64_t grain = grainFor(flopsOf(block * width, positions, taps));
   const int64_t tileFloats = block * width * positions;
-  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  prepareTiles(scratch, pool);
   pool.parallelFor(images * blocks, grain, [&](int64_t begin, int64_t end, int chunk) {
     float* flipped = floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(2 * tileFloats));
     float* out = flipped + tileFloats;
@@ -357,8 +369,7 @@ void depthwiseConv(const GemmProblem& p, const TileEpilogue& epilogue, GemmScrat
       for (int64_t c = c0; c < c0 + count; c += width)
         kernel.depthwise(taps, image + c, channels, g.origins().data(), positions, g.offsets().data(), weights + c,
                          static_cast<int>(std::min(width, c0 + count - c)), flipped + (c - c0), count);
-      for (int64_t c = 0; c < count; ++c)
-        for (int64_t q = 0; q < positions; ++q) out[c * positions + q] = flipped[q * count + c];
+      transposeInto(flipped, positions, count, out);
       finishTile(p, epilogue, b, c0, count, 0, positions, out);
     }
   });
@@ -374,16 +385,8 @@ void transposedConvolution(const GemmProblem& p, const TileEpilogue& epilogue, G
   const int mr = kernel.mr, nr = kernel.nr;
   const int64_t images = static_cast<int64_t>(p.bOffsets.size()), k = p.k, n = p.n;
   const int64_t kk = g.kernelPoints(), outChannels = g.outChannels(), outPositions = g.outPositions();
-  const int64_t bFloats = gemm::packedFloats(n, k, nr), panels = (n + nr - 1) / nr;
-  scratch.packedB.resize(static_cast<size_t>(images * bFloats));
-  pool.parallelFor(images * panels, std::max<int64_t>(1, 4096 / std::max<int64_t>(k * nr, 1)),
-                   [&](int64_t begin, int64_t end, int) {
-                     for (int64_t i = begin; i < end; ++i) {
-                       const int64_t b = i / panels, col0 = i % panels * nr;
-                       packBColumns(p, b, col0, std::min<int64_t>(nr, n - col0), nr,
-                                    scratch.packedB.data() + b * bFloats + col0 * k);
-                     }
-                   });
+  const int64_t bFloats = gemm::packedFloats(n, k, nr);
+  packEveryB(p, images, nr, scratch.packedB, pool);
   const float* filters;
   if (p.packedA) {
     filters = p.packedA->matrix(0);
@@ -396,14 +399,11 @@ void transposedConvolution(const GemmProblem& p, const TileEpilogue& epilogue, G
   // of mr / gcd(∏kernel, mr) channels), the column tile within 256 KiB.
   const int64_t unit = mr / std::gcd(kk, static_cast<int64_t>(mr));
   int64_t block = std::max<int64_t>(unit, 65536 / std::max<int64_t>(kk * n, 1) / unit * unit);
-  const double flops = 2.0 * static_cast<double>(images * p.m * n) * static_cast<double>(std::max<int64_t>(k, 1));
-  const int64_t wanted = (pool.size() + images - 1) / images;
-  if (flops >= 2 * kMinTaskFlops && (outChannels + block - 1) / block < wanted)
-    block = std::max(unit, ((outChannels + wanted - 1) / wanted + unit - 1) / unit * unit);
+  block = blockForThreads(outChannels, block, unit, (pool.size() + images - 1) / images, flopsOf(images * p.m, n, k));
   block = std::min(block, outChannels);
   const int64_t blocks = (outChannels + block - 1) / block;
   const int64_t colFloats = block * kk * n, outFloats = block * outPositions;
-  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  prepareTiles(scratch, pool);
   pool.parallelFor(images * blocks, 1, [&](int64_t begin, int64_t end, int chunk) {
     float* col = floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(colFloats + outFloats));
     float* out = col + colFloats;
@@ -428,16 +428,14 @@ void blasGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& s
   const int64_t batch = static_cast<int64_t>(p.aOffsets.size());
   const int64_t rows = std::clamp<int64_t>(262144 / std::max<int64_t>(p.n, 1), 16, 512);
   const int64_t rowTilesPerBatch = (p.m + rows - 1) / rows;
-  const double tileFlops = 2.0 * static_cast<double>(std::min(rows, p.m)) * static_cast<double>(p.n) *
-                           static_cast<double>(std::max<int64_t>(p.k, 1));
-  if (scratch.tiles.size() < static_cast<size_t>(pool.size())) scratch.tiles.resize(static_cast<size_t>(pool.size()));
+  prepareTiles(scratch, pool);
   // All parallelism is the pool's: OpenBLAS runs single-threaded in each
   // task (its own threads would oversubscribe the cores).
   openblas_set_num_threads(1);
   const auto lda = static_cast<blasint>(std::max<int64_t>(p.k, 1));
   const auto ldb = static_cast<blasint>(std::max<int64_t>(p.transposeB ? p.k : p.n, 1));
   const CBLAS_TRANSPOSE tb = p.transposeB ? CblasTrans : CblasNoTrans;
-  const auto grain = static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / tileFlops)));
+  const int64_t grain = grainFor(flopsOf(std::min(rows, p.m), p.n, p.k));
   pool.parallelFor(batch * rowTilesPerBatch, grain, [&](int64_t begin, int64_t end, int chunk) {
     double* tile =
         floats<double>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(std::min(rows, p.m) * p.n));
@@ -480,8 +478,7 @@ PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t tap
   packed.sourceFloats = std::max<int64_t>(channels * taps, 1);
   packed.packedFloats = channels * taps;
   packed.data.resize(static_cast<size_t>(channels * taps));
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t t = 0; t < taps; ++t) packed.data[static_cast<size_t>(t * channels + c)] = w[c * taps + t];
+  transposeInto(w, channels, taps, packed.data.data());
   return packed;
 }
 

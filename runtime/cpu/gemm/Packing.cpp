@@ -108,21 +108,26 @@ int64_t ConvGeometry::origin(int64_t position) const {
   return at;
 }
 
-void ConvGeometry::padImage(const float* image, float* out) const {
+int64_t ConvGeometry::paddedRowStart(int64_t row) const {
   const size_t rank = padded_.size();
-  std::fill(out, out + paddedFloats_, 0.0f);
-  // Copy each innermost row of the input to its place in the padded image.
-  const int64_t rowLength = in_[rank - 1];
-  const int64_t rows = imageFloats_ / std::max<int64_t>(rowLength, 1);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t at = padBegin_[rank - 1], rest = r;
-    for (size_t d = rank - 1; d-- > 0;) {  // the outer spatial coordinates of row r
-      at += (rest % in_[d] + padBegin_[d]) * paddedStride_[d];
-      rest /= in_[d];
-    }
-    at += rest * (paddedFloats_ / channels_);  // rest is the channel
-    std::copy(image + r * rowLength, image + (r + 1) * rowLength, out + at);
+  int64_t at = padBegin_[rank - 1];
+  for (size_t d = rank - 1; d-- > 0;) {  // the outer spatial coordinates of the row
+    at += (row % in_[d] + padBegin_[d]) * paddedStride_[d];
+    row /= in_[d];
   }
+  return at;
+}
+
+void ConvGeometry::padImage(const float* image, float* out) const {
+  std::fill(out, out + paddedFloats_, 0.0f);
+  // Copy each innermost row of each channel to its place in the padded image.
+  const int64_t plane = imageFloats_ / channels_, rowLength = in_.back(),
+                rows = plane / std::max<int64_t>(rowLength, 1);
+  for (int64_t c = 0; c < channels_; ++c)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = image + c * plane + r * rowLength;
+      std::copy(src, src + rowLength, out + c * paddedPlane() + paddedRowStart(r));
+    }
 }
 
 ConvTransposeGeometry::ConvTransposeGeometry(int64_t channels, int64_t outChannels, std::vector<int64_t> in,
@@ -172,17 +177,11 @@ void ConvTransposeGeometry::col2im(const float* col, int64_t count, float* out) 
 }
 
 void ConvGeometry::padImageChannelsLast(const float* image, float* out) const {
-  const size_t rank = padded_.size();
   std::fill(out, out + paddedFloats_, 0.0f);
-  const int64_t plane = imageFloats_ / channels_, rowLength = in_[rank - 1],
+  const int64_t plane = imageFloats_ / channels_, rowLength = in_.back(),
                 rows = plane / std::max<int64_t>(rowLength, 1);
   for (int64_t r = 0; r < rows; ++r) {  // each innermost input row, to its padded place
-    int64_t to = padBegin_[rank - 1], rest = r;
-    for (size_t d = rank - 1; d-- > 0;) {
-      to += (rest % in_[d] + padBegin_[d]) * paddedStride_[d];
-      rest /= in_[d];
-    }
-    float* dst = out + to * channels_;
+    float* dst = out + paddedRowStart(r) * channels_;
     for (int64_t c = 0; c < channels_; ++c) {
       const float* src = image + c * plane + r * rowLength;
       for (int64_t x = 0; x < rowLength; ++x) dst[x * channels_ + c] = src[x];

@@ -74,6 +74,10 @@ class ConvGeometry {
   void padImageChannelsLast(const float* image, float* out) const;
 
  private:
+  /// Where the padded plane holds row `row` (row-major over the input's
+  /// outer spatial dims) of one channel's input, in floats.
+  int64_t paddedRowStart(int64_t row) const;
+
   bool depthwise_;
   int64_t channels_;
   std::vector<int64_t> in_, out_, kernel_, stride_, dilation_, padBegin_, padded_, offsets_;
