@@ -90,6 +90,20 @@ class Graph {
   /// The .graph text, which parse() reads back to the same graph.
   std::string text() const;
 
+  /// The graph with the named parameters of its entry graph bound to
+  /// constants holding `values` (copied once, so the caller's tensors stay
+  /// theirs to change): freezing, as torch.jit.freeze and Inductor's
+  /// freezing do with a model's weights, so that the backend packs them
+  /// when it compiles. Throws Error naming a parameter that does not
+  /// exist or whose type the tensor does not fit.
+  Graph withConstants(const std::map<std::string, Tensor>& values) const;
+  /// The graph with dims of its entry parameters made symbolic
+  /// (`{"x": {{0, "B"}}}`: dim 0 of %x becomes B) and every type
+  /// re-inferred: a model exported with a static batch, run at any batch.
+  /// Throws Error for an unknown parameter or dim, CompileError (located)
+  /// where an op's rule rejects the symbolic size.
+  Graph withDynamicDims(const std::map<std::string, std::map<int64_t, std::string>>& dims) const;
+
  private:
   std::shared_ptr<const ir::Module> module_;
 };

@@ -1,0 +1,88 @@
+// Graph::withConstants and Graph::withDynamicDims: the two edits a caller
+// makes to a loaded graph before compiling it — bind the weights (freeze)
+// and unpin a static size. Both work on a clone; the Graph stays immutable.
+#include <cctype>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "frontend/api/Api.h"
+#include "passes/Passes.h"
+#include "runtime/reference/Constants.h"
+
+namespace graphc {
+
+namespace {
+
+/// The position of the entry graph's parameter `name`; throws if none.
+size_t paramIndex(const ir::Graph& g, const std::string& name) {
+  const auto& params = g.body.params();
+  for (size_t k = 0; k < params.size(); ++k)
+    if (params[k]->name == name) return k;
+  throw Error(fmt::format("graph @{} has no parameter %{}", g.name, name));
+}
+
+bool fits(const ir::TensorType& param, const Tensor& value) {
+  if (param.dtype != value.dtype() || param.rank() != value.rank()) return false;
+  for (int64_t d = 0; d < param.rank(); ++d)
+    if (!param.shape[d].isStatic(value.shape()[d])) return false;
+  return true;
+}
+
+}  // namespace
+
+Graph Graph::withConstants(const std::map<std::string, Tensor>& values) const {
+  auto module = ir::clone(*module_);
+  ir::Graph& g = *module->entry();
+  size_t inserted = 0;
+  for (const auto& [name, value] : values) {
+    const size_t k = paramIndex(g, name);
+    ir::Value* param = g.body.param(k);
+    if (!fits(param->type, value))
+      throw Error(fmt::format("parameter %{} is {}; the constant given for it is {}", name,
+                              ir::toString(param->type), ir::toString(value.type())));
+    // Small values print as numbers; weights as dense bytes of a copy.
+    ir::AttrMap attrs;
+    if (value.numel() <= 16) {
+      attrs.set("value", runtime::tensorAttribute(value));
+    } else {
+      Tensor copy(value.dtype(), value.shape());
+      std::memcpy(copy.data(), value.data(), value.nbytes());
+      attrs.set("value", runtime::denseAttribute(copy));
+    }
+    auto node = std::make_unique<ir::Node>(ir::OpId::Constant, std::vector<ir::Value*>{}, std::move(attrs), param->loc);
+    ir::Node* constant = g.body.insert(inserted++, std::move(node));
+    ir::Value* result = constant->addResult(param->type, param->name, param->loc);
+    g.body.replaceAllUses(param, result);
+    g.body.removeParam(k);
+  }
+  return Graph(std::move(module));
+}
+
+Graph Graph::withDynamicDims(const std::map<std::string, std::map<int64_t, std::string>>& dims) const {
+  auto module = ir::clone(*module_);
+  ir::Graph& g = *module->entry();
+  for (const auto& [name, marks] : dims) {
+    ir::Value* param = g.body.param(paramIndex(g, name));
+    for (const auto& [dim, symbol] : marks) {
+      const int64_t rank = param->type.rank();
+      if (dim < -rank || dim >= rank)
+        throw Error(fmt::format("parameter %{} has rank {}: no dim {}", name, rank, dim));
+      if (symbol.empty() || !(std::isalpha(static_cast<unsigned char>(symbol[0])) || symbol[0] == '_'))
+        throw Error(fmt::format("'{}' is not a symbol name (a letter or '_', then letters, digits, '_')", symbol));
+      for (char c : symbol)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+          throw Error(fmt::format("'{}' is not a symbol name (a letter or '_', then letters, digits, '_')", symbol));
+      param->type.shape[dim < 0 ? dim + rank : dim] = ir::Dim::sym(symbol);
+    }
+  }
+  // The graph's declared result types were static; they follow the inputs.
+  ir::DiagnosticEngine diags;
+  passes::InferTypesPass infer;
+  if (infer.run(g, diags).failed) throw CompileError(diags.all());
+  g.resultTypes.clear();
+  for (const ir::Value* v : g.body.returns) g.resultTypes.push_back(v->type);
+  return Graph(std::move(module));
+}
+
+}  // namespace graphc
