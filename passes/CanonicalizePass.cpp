@@ -5,7 +5,11 @@
 //                    (constant or static full) and whose result has at most
 //                    kMaxFoldElements elements becomes one constant, computed
 //                    by the reference interpreter — one definition of each
-//                    op's meaning, as XLA folds with its HloEvaluator;
+//                    op's meaning, as XLA folds with its HloEvaluator; a
+//                    shape op on a constant nothing else reads folds at any
+//                    size (a weight's transpose: the new constant replaces
+//                    the old, so the weights do not grow, and the GEMM
+//                    after it gets a constant it packs once);
 //  splats            a constant whose elements are all equal becomes `full`,
 //                    and expand of a full (a broadcast scalar) becomes a
 //                    larger full;
@@ -172,11 +176,14 @@ class Canonicalizer {
     const ir::OpInfo& info = n.info();
     if (!(info.isPointwise() || info.category == ir::OpCategory::Shape) || n.operands.empty()) return false;
     auto count = n.result()->type.staticNumElements();
-    if (!count || *count > kMaxFoldElements) return false;
+    const bool ownedLayout =
+        info.category == ir::OpCategory::Shape && n.operands.size() == 1 && usedOnce(n.operands[0]);
+    const int64_t limit = ownedLayout ? INT64_MAX : kMaxFoldElements;
+    if (!count || *count > limit) return false;
     std::vector<runtime::Tensor> operands;
     for (const ir::Value* v : n.operands) {
       auto t = runtime::constantTensor(v);
-      if (!t || t->numel() > kMaxFoldElements) return false;
+      if (!t || t->numel() > limit) return false;
       operands.push_back(*t);
     }
     runtime::Tensor value;
@@ -187,6 +194,16 @@ class Canonicalizer {
     }
     region_.replaceAllUses(n.result(), insertConstant(region_, pos, value, n.loc));
     return true;
+  }
+
+  /// Whether one operand slot of this region reads `v` (regions are
+  /// isolated: nested ones cannot).
+  bool usedOnce(const ir::Value* v) const {
+    int uses = 0;
+    for (const auto& m : region_.nodes())
+      for (const ir::Value* o : m->operands) uses += o == v;
+    for (const ir::Value* r : region_.returns) uses += r == v;
+    return uses == 1;
   }
 
   ir::Region& region_;
