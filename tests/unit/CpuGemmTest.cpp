@@ -51,7 +51,10 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
   for (const MicroKernel* kernel : kernels) {
     const int mr = kernel->mr, nr = kernel->nr;
     for (int64_t k : {0, 1, 7, 64}) {
-      for (auto [rows, cols] : {std::pair{mr, nr}, std::pair{1, nr}, std::pair{mr, 3}, std::pair{mr - 1, nr - 1}}) {
+      // Full and partial blocks, and the few-row blocks that run kernels of
+      // a quarter and a half of mr rows (a batch-1 or -2 linear layer).
+      for (auto [rows, cols] : {std::pair{mr, nr}, std::pair{1, nr}, std::pair{2, nr - 3}, std::pair{(mr + 1) / 2, nr},
+                                std::pair{mr, 3}, std::pair{mr - 1, nr - 1}}) {
         const std::string what = fmt::format("{} {}x{} k={} block {}x{}", kernel->isa, mr, nr, k, rows, cols);
         std::vector<float> a = randomFloats(static_cast<size_t>(k * mr), 1),
                            b = randomFloats(static_cast<size_t>(k * nr), 2);

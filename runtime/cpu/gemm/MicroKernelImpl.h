@@ -5,50 +5,50 @@
 //
 // Included only by those files: no include guard on purpose, no namespace.
 
-/// Stores the accumulators: rows × cols of the MR × NR block at c.
-template <class V, int MR, int NV>
-inline void storeBlock(typename V::type (&acc)[MR][NV], float* c, int64_t ldc, int rows, int cols) {
+/// Stores the accumulators: rows × cols of the ROWS × NR block at c.
+template <class V, int ROWS, int NV>
+inline void storeBlock(typename V::type (&acc)[ROWS][NV], float* c, int64_t ldc, int rows, int cols) {
   constexpr int W = V::width, NR = W * NV;
-  if (rows == MR && cols == NR) {
+  if (rows == ROWS && cols == NR) {
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * W, acc[i][j]);
     return;
   }
   // A partial block (the last rows or columns): through a local tile.
-  float tile[MR * NR];
+  float tile[ROWS * NR];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * W, acc[i][j]);
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j) c[i * ldc + j] = tile[i * NR + j];
 }
 
-/// C = A · B on a packed A panel (k × MR) and a packed B panel (k × NR);
-/// C += A · B with `accumulate` (a later block of k).
-template <class V, int MR, int NV>
-void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+/// The first ROWS rows (rows ≤ ROWS) of an MR-row packed A panel times a
+/// packed B panel.
+template <class V, int MR, int ROWS, int NV>
+void blockKernel(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                  bool accumulate) {
   constexpr int W = V::width, NR = W * NV;
-  typename V::type acc[MR][NV];
-  if (accumulate && rows == MR && cols == NR) {
+  typename V::type acc[ROWS][NV];
+  if (accumulate && rows == ROWS && cols == NR) {
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = V::load(c + i * ldc + j * W);
   } else if (accumulate) {  // a partial block: through a local tile
-    float tile[MR * NR] = {};
+    float tile[ROWS * NR] = {};
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < cols; ++j) tile[i * NR + j] = c[i * ldc + j];
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = V::load(tile + i * NR + j * W);
   } else {
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
   }
@@ -57,7 +57,7 @@ void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ld
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * W);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < ROWS; ++i) {
       const typename V::type av = V::broadcast(a + i);
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
@@ -65,7 +65,21 @@ void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ld
     a += MR;
     b += NR;
   }
-  storeBlock<V, MR, NV>(acc, c, ldc, rows, cols);
+  storeBlock<V, ROWS, NV>(acc, c, ldc, rows, cols);
+}
+
+/// C = A · B on a packed A panel (k × MR) and a packed B panel (k × NR);
+/// C += A · B with `accumulate` (a later block of k). A block of a few
+/// rows (a linear layer at batch 1 or 2) runs a kernel of that many rows:
+/// the full MR-row block would do MR / rows times the FMAs it needs.
+template <class V, int MR, int NV>
+void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                 bool accumulate) {
+  if constexpr (MR % 4 == 0) {
+    if (rows <= MR / 4) return blockKernel<V, MR, MR / 4, NV>(k, a, b, c, ldc, rows, cols, accumulate);
+    if (rows <= MR / 2) return blockKernel<V, MR, MR / 2, NV>(k, a, b, c, ldc, rows, cols, accumulate);
+  }
+  blockKernel<V, MR, MR, NV>(k, a, b, c, ldc, rows, cols, accumulate);
 }
 
 /// C = A · B with A read through an indirection: A[i, p] = rows[i][offsets[p]]
