@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs graphc's build and test dependencies (Debian bookworm, as root),
-# configures and builds into build/, and runs examples/mlp.graph.
+# Installs graphc's build and test dependencies (Debian bookworm, as root)
+# and the Python environment (tools/venv.sh: PyPI's torch, nanobind,
+# pytest, ...), configures and builds into build/ — the C++ library, the
+# graphc command and the Python package (build/python) — and runs
+# examples/mlp.graph.
 #
 #   tools/setup.sh            # install, build, run the example
 #   tools/setup.sh --no-run   # install and build only
@@ -9,6 +12,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++ pkg-config python3   # build; python3 runs lit
+  python3-dev python3-venv                   # the Python package's extension; tools/venv.sh
   libfmt-dev libcli11-dev                    # formatting, command line
   libgtest-dev libgmock-dev                  # unit tests
   llvm-19-dev llvm-19-tools                  # LLVM 19: the CPU backend's JIT; FileCheck and lit
@@ -31,7 +35,10 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The Python package is built against the environment's Python, which has
+# nanobind (and torch and pytest for its tests).
+venv="$(tools/venv.sh)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE="$venv/bin/python"
 cmake --build build
 
 if [[ "${1:-}" != "--no-run" ]]; then

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """Writes the golden cases of tests/golden/cases with PyTorch (the model
-suite's environment, tests/models/venv.sh, has it).
+suite's environment, tools/venv.sh, has it).
 
 Each case is NAME.graph (one graph), NAME.inK.npy (its inputs) and
 NAME.outK.npy (what PyTorch computes for it). GoldenTest runs every case on
 the reference interpreter and compares with torch's default tolerances.
 
-  $(tests/models/venv.sh)/bin/python tests/golden/make_goldens.py   # rewrites cases/
+  $(tools/venv.sh)/bin/python tests/golden/make_goldens.py   # rewrites cases/
 
 bf16 arrays are saved as 2-byte void ('|V2') holding the bf16 bit pattern,
 the convention of runtime/Npy.h. f16/bf16 goldens are the op computed on

@@ -2,7 +2,7 @@
 PyTorch, at tiny widths with random but fixed weights, each exported by
 both of torch.onnx's exporters, with a static and a dynamic batch.
 
-    $(tests/models/venv.sh)/bin/python tests/models/make_models.py [--only NAME,...]
+    $(tools/venv.sh)/bin/python tests/models/make_models.py [--only NAME,...]
 
 Nothing is downloaded: every model comes from a torchvision constructor,
 a transformers config, or a module written here from torch.nn layers.

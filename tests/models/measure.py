@@ -1,7 +1,7 @@
 """Start-up, memory and accuracy of graphc on the real-model suite, beside
 onnxruntime in the same run: the table of docs/models.md.
 
-    $(tests/models/venv.sh)/bin/python tests/models/measure.py [--graphc build/bin/graphc] [--only NAME,...]
+    $(tools/venv.sh)/bin/python tests/models/measure.py [--graphc build/bin/graphc] [--only NAME,...]
                                                                [--markdown docs/models.md]
 
 For every export (tests/models/<model>/<variant>) and its first data set:

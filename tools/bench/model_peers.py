@@ -22,7 +22,7 @@ processes that run 1 + N and 1 + 2N inferences, divided by N, on one
 thread each. Under valgrind the CPU reports no AVX-512, so both run their
 AVX2 kernels.
 
-  $(tests/models/venv.sh)/bin/python tools/bench/model_peers.py BUILD_DIR
+  $(tools/venv.sh)/bin/python tools/bench/model_peers.py BUILD_DIR
       [--only resnet18,bert] [--batches 1,2,8] [--rounds 5] [--markdown docs/performance.md]
 
 With --markdown, the section between <!-- model-peers:begin --> and
@@ -256,14 +256,20 @@ def main():
     text = render(rows, counts, batches)
     print(text)
     if args.markdown:
-        with open(args.markdown) as f:
-            doc = f.read()
-        begin, end = "<!-- model-peers:begin -->", "<!-- model-peers:end -->"
-        if begin not in doc:
-            doc = doc.rstrip("\n") + f"\n\n{begin}\n{end}\n"
-        doc = doc[:doc.index(begin) + len(begin)] + "\n" + text + doc[doc.index(end):]
-        with open(args.markdown, "w") as f:
-            f.write(doc)
+        write_section(args.markdown, "model-peers", text)
+
+
+def write_section(path, name, text):
+    """Rewrites the part of `path` between <!-- NAME:begin --> and
+    <!-- NAME:end --> with `text` (appending the markers if missing)."""
+    with open(path) as f:
+        doc = f.read()
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in doc:
+        doc = doc.rstrip("\n") + f"\n\n{begin}\n{end}\n"
+    doc = doc[:doc.index(begin) + len(begin)] + "\n" + text + doc[doc.index(end):]
+    with open(path, "w") as f:
+        f.write(doc)
 
 
 def render(rows, counts, batches):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # graphc's cpu backend against onnxruntime, torch eager and torch.compile on
 # the real-model suite (docs/performance.md, "Real models"). The peers come
-# from the suite's virtual environment (tests/models/venv.sh: PyPI's torch,
+# from the suite's virtual environment (tools/venv.sh: PyPI's torch,
 # torchvision, transformers, onnxruntime), made on first use outside the
 # source tree.
 #
@@ -10,6 +10,6 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-build}"
 shift || true
-venv="$("$here/../../tests/models/venv.sh")"
+venv="$("$here/../venv.sh")"
 ninja -C "$build" graphc >/dev/null
 exec "$venv/bin/python" "$here/model_peers.py" "$build" "$@"

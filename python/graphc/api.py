@@ -1,0 +1,96 @@
+"""graphc.compile and graphc.load: a graph (a ``.graph`` file or text, an
+ONNX model, a :class:`Graph`) compiled for a device into an
+:class:`Executable` that runs on NumPy arrays and torch tensors without
+copying them.
+
+    >>> import numpy as np, graphc
+    >>> exe = graphc.compile("examples/mlp.graph", device="cpu")
+    >>> y = exe(x, w1, b1, w2, b2)          # arrays in, an array out
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, Dict, Mapping, Optional, Union
+
+from graphc._graphc import Executable, Graph
+from graphc._graphc import compile as _compile
+
+Source = Union[Graph, str, "os.PathLike[str]", Any]
+
+
+def parse(text: str, name: str = "<string>") -> Graph:
+    """A graph from ``.graph`` text; ``name`` is the file name its errors cite."""
+    return Graph.parse(text, name)
+
+
+def load(source: Source) -> Graph:
+    """A graph from a ``.graph`` file, an ONNX file (``.onnx``), ``.graph``
+    text, or an ``onnx.ModelProto``."""
+    if isinstance(source, Graph):
+        return source
+    if isinstance(source, str) and _looks_like_text(source):
+        return Graph.parse(source)
+    if isinstance(source, (str, os.PathLike)):
+        return Graph.load(os.fspath(source))
+    if hasattr(source, "SerializeToString"):  # an onnx.ModelProto
+        with tempfile.TemporaryDirectory(prefix="graphc-onnx-") as folder:
+            path = os.path.join(folder, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(source.SerializeToString())
+            return Graph.load(path)
+    raise TypeError(f"graphc cannot load a {type(source).__name__}: pass a path, .graph text, a Graph or an onnx.ModelProto")
+
+
+def compile(
+    source: Source,
+    device: str = "cpu",
+    *,
+    dynamic: Optional[Mapping[str, Mapping[int, str]]] = None,
+    constants: Optional[Mapping[str, Any]] = None,
+    passes: str = "",
+    dump_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    print_weights: bool = False,
+    arch: str = "",
+    matmul: str = "generated",
+) -> Executable:
+    """Compiles ``source`` for ``device`` ("cpu", "cuda" or "reference").
+
+    dynamic:   ``{"x": {0: "B"}}`` makes dim 0 of input ``x`` the symbolic
+               size ``B`` (a model exported with a static batch runs at any
+               batch; the sizes are bound by each call's arrays).
+    constants: ``{"w": array}`` binds inputs to constant values (copied
+               once), so the backend packs them at compile time: a model's
+               weights. The executable then takes the remaining inputs.
+    passes:    a comma-separated pass pipeline (``graphc opt --passes``).
+    dump_dir:  write the debug dump there (default: ``$GRAPHC_DEBUG_DIR``).
+    arch, matmul: cuda's architecture (``sm_90``) and GEMM implementation.
+
+    Raises CompileError, with each diagnostic's file, line and column, for
+    a graph graphc cannot compile.
+    """
+    graph = load(source)
+    if dynamic:
+        graph = graph.with_dynamic_dims({name: dict(dims) for name, dims in dynamic.items()})
+    if constants:
+        graph = graph.with_constants(dict(constants))
+    return _compile(
+        graph,
+        device=device,
+        passes=passes,
+        dump_dir=os.fspath(dump_dir) if dump_dir is not None else "",
+        print_weights=print_weights,
+        arch=arch,
+        matmul=matmul,
+    )
+
+
+def _looks_like_text(source: str) -> bool:
+    """``.graph`` text rather than a path: several lines, or a graph header."""
+    stripped = source.lstrip()
+    return "\n" in source or stripped.startswith("graph ") or stripped.startswith("graph@") or stripped.startswith("//")
+
+
+__all__: list = ["compile", "load", "parse", "Executable", "Graph"]
+_ = Dict  # typing re-export for older Pythons' annotations

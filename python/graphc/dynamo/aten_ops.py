@@ -1,0 +1,601 @@
+"""What each core ATen op becomes in graphc: the translation table.
+
+One handler per op overload, ``handler(builder, node) -> value``: it reads
+the node's arguments and fake-tensor metadata and emits graphc statements
+(``translate.Builder.emit``), returning the value (or a tuple of values
+for an op with several outputs, which ``getitem`` nodes pick from). A
+handler raises ``Unsupported`` for a form graphc does not take (an
+``addmm`` with ``beta != 1``); the partitioner asks every node that way,
+so an op is supported exactly when it translates.
+
+ATen's type promotion is explicit here: graphc's operands must have one
+dtype, so a handler casts its operands to the dtype ATen computes in.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch.fx
+
+from graphc.dynamo.translate import Builder, Dim, Handler, Raw, Unsupported, dim_text, dtype_name, literal, type_text, val
+
+aten = torch.ops.aten
+HANDLERS: Dict[Any, Handler] = {}
+
+
+def handles(*targets: Any):
+    def register(fn: Handler) -> Handler:
+        for t in targets:
+            HANDLERS[t] = fn
+        return fn
+
+    return register
+
+
+def arg(node: torch.fx.Node, index: int, name: str, default: Any = None) -> Any:
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def out(node: torch.fx.Node) -> torch.Tensor:
+    v = val(node)
+    if not isinstance(v, torch.Tensor):
+        raise Unsupported(f"{node.name} does not produce one tensor")
+    return v
+
+
+def shape_attr(node: torch.fx.Node) -> List[Dim]:
+    return [Dim(dim_text(s)) for s in out(node).shape]
+
+
+def rank(node: Any) -> int:
+    return val(node).dim()
+
+
+def norm_dim(d: int, r: int) -> int:
+    return d + r if d < 0 else d
+
+
+# --- pointwise ---------------------------------------------------------------
+
+UNARY = {
+    aten.abs.default: "abs", aten.cos.default: "cos", aten.exp.default: "exp", aten.log.default: "log",
+    aten.neg.default: "neg", aten.relu.default: "relu", aten.rsqrt.default: "rsqrt",
+    aten.sigmoid.default: "sigmoid", aten.sin.default: "sin", aten.sqrt.default: "sqrt",
+    aten.tanh.default: "tanh", aten.erf.default: "erf", aten.reciprocal.default: "reciprocal",
+    aten.floor.default: "floor", aten.ceil.default: "ceil", aten.round.default: "round",
+    aten.silu.default: "silu",
+}
+
+
+def unary(b: Builder, node: torch.fx.Node) -> str:
+    x = node.args[0]
+    dtype = out(node).dtype
+    if not dtype.is_floating_point and UNARY[node.target] not in ("abs", "neg", "relu"):
+        raise Unsupported(f"{node.target} of {dtype}")
+    return b.emit(UNARY[node.target], [b.cast(x, dtype)])
+
+
+for _t in UNARY:
+    HANDLERS[_t] = unary
+
+
+@handles(aten.gelu.default)
+def gelu(b: Builder, node: torch.fx.Node) -> str:
+    return b.emit("gelu", [b.value(node.args[0])], {"approximate": node.kwargs.get("approximate", "none")})
+
+
+@handles(aten.logical_not.default, aten.bitwise_not.default)
+def logical_not(b: Builder, node: torch.fx.Node) -> str:
+    x = node.args[0]
+    if val(x).dtype != torch.bool:
+        if node.target is aten.bitwise_not.default:
+            raise Unsupported("bitwise_not of integers")
+        return b.emit("eq", [b.value(x), literal(0, val(x).dtype)])
+    return b.emit("logical_not", [b.value(x)])
+
+
+ARITHMETIC = {
+    aten.add.Tensor: "add", aten.add.Scalar: "add", aten.sub.Tensor: "sub", aten.sub.Scalar: "sub",
+    aten.mul.Tensor: "mul", aten.mul.Scalar: "mul", aten.div.Tensor: "div", aten.div.Scalar: "div",
+    aten.pow.Tensor_Scalar: "pow", aten.pow.Tensor_Tensor: "pow", aten.maximum.default: "maximum",
+    aten.minimum.default: "minimum", aten.fmod.Scalar: None,
+}
+
+
+def arithmetic(b: Builder, node: torch.fx.Node) -> str:
+    op = ARITHMETIC[node.target]
+    if op is None:
+        raise Unsupported(f"{node.target}")
+    dtype = out(node).dtype
+    x, y = node.args[0], node.args[1]
+    if op == "pow" and not dtype.is_floating_point:
+        raise Unsupported("integer pow")
+    if op == "div" and not dtype.is_floating_point:
+        raise Unsupported("integer division")
+    alpha = node.kwargs.get("alpha", 1)
+    ys = b.cast(y, dtype)
+    if alpha != 1:
+        ys = b.emit("mul", [ys, literal(alpha, dtype)])
+    return b.emit(op, [b.cast(x, dtype), ys])
+
+
+for _t in ARITHMETIC:
+    HANDLERS[_t] = arithmetic
+
+
+COMPARISON = {
+    aten.eq.Tensor: "eq", aten.eq.Scalar: "eq", aten.ne.Tensor: "ne", aten.ne.Scalar: "ne",
+    aten.lt.Tensor: "lt", aten.lt.Scalar: "lt", aten.le.Tensor: "le", aten.le.Scalar: "le",
+    aten.gt.Tensor: "gt", aten.gt.Scalar: "gt", aten.ge.Tensor: "ge", aten.ge.Scalar: "ge",
+}
+
+
+def common_dtype(x: Any, y: Any) -> torch.dtype:
+    return torch.result_type(val(x), val(y))
+
+
+def comparison(b: Builder, node: torch.fx.Node) -> str:
+    x, y = node.args[0], node.args[1]
+    dtype = common_dtype(x, y)
+    return b.emit(COMPARISON[node.target], [b.cast(x, dtype), b.cast(y, dtype)])
+
+
+for _t in COMPARISON:
+    HANDLERS[_t] = comparison
+
+
+@handles(aten.logical_and.default, aten.logical_or.default, aten.bitwise_and.Tensor, aten.bitwise_or.Tensor)
+def logical(b: Builder, node: torch.fx.Node) -> str:
+    x, y = node.args[0], node.args[1]
+    is_and = node.target in (aten.logical_and.default, aten.bitwise_and.Tensor)
+    if node.target in (aten.bitwise_and.Tensor, aten.bitwise_or.Tensor) and out(node).dtype != torch.bool:
+        raise Unsupported("bitwise ops on integers")
+    xs = b.cast(x, torch.bool) if val(x).dtype == torch.bool else b.emit("ne", [b.value(x), literal(0, val(x).dtype)])
+    ys = b.cast(y, torch.bool) if val(y).dtype == torch.bool else b.emit("ne", [b.value(y), literal(0, val(y).dtype)])
+    return b.emit("logical_and" if is_and else "logical_or", [xs, ys])
+
+
+@handles(aten.where.self)
+def where(b: Builder, node: torch.fx.Node) -> str:
+    c, x, y = node.args
+    dtype = out(node).dtype
+    return b.emit("where", [b.cast(c, torch.bool), b.cast(x, dtype), b.cast(y, dtype)])
+
+
+@handles(aten.clamp.default)
+def clamp(b: Builder, node: torch.fx.Node) -> str:
+    lo, hi = arg(node, 1, "min"), arg(node, 2, "max")
+    return b.emit("clamp", [b.value(node.args[0])], {"min": None if lo is None else float(lo),
+                                                    "max": None if hi is None else float(hi)})
+
+
+@handles(aten.clamp_min.default, aten.clamp_max.default)
+def clamp_one(b: Builder, node: torch.fx.Node) -> str:
+    bound = "min" if node.target is aten.clamp_min.default else "max"
+    return b.emit("clamp", [b.value(node.args[0])], {bound: float(node.args[1])})
+
+
+@handles(aten._to_copy.default)
+def to_copy(b: Builder, node: torch.fx.Node) -> str:
+    if node.kwargs.get("device") not in (None, torch.device("cpu")) and val(node.args[0]).device != out(node).device:
+        raise Unsupported("a copy to another device")
+    return b.cast(node.args[0], out(node).dtype)
+
+
+@handles(aten.copy.default)
+def copy(b: Builder, node: torch.fx.Node) -> str:
+    """The functional form of ``dst.copy_(src)`` (what an in-place
+    activation decomposes to): src, in dst's dtype and shape."""
+    dst, src = node.args[0], node.args[1]
+    v = b.cast(src, out(node).dtype)
+    if tuple(val(src).shape) != tuple(out(node).shape):
+        v = b.emit("expand", [v], {"shape": shape_attr(node)})
+    return v
+
+
+@handles(aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default, aten.detach.default)
+def identity(b: Builder, node: torch.fx.Node) -> str:
+    return b.value(node.args[0])
+
+
+# --- reductions and normalisation -----------------------------------------------
+
+
+def reduce_dims(node: torch.fx.Node) -> Optional[List[int]]:
+    dims = arg(node, 1, "dim")
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return None
+    return list(dims) if isinstance(dims, (list, tuple)) else [dims]
+
+
+@handles(aten.sum.dim_IntList, aten.mean.dim, aten.amax.default, aten.amin.default, aten.sum.default,
+         aten.mean.default)
+def reduction(b: Builder, node: torch.fx.Node) -> str:
+    op = {aten.sum.dim_IntList: "sum", aten.sum.default: "sum", aten.mean.dim: "mean",
+          aten.mean.default: "mean", aten.amax.default: "amax", aten.amin.default: "amin"}[node.target]
+    dtype = out(node).dtype
+    x = node.args[0]
+    xs = b.value(x)
+    if op in ("sum", "mean") and val(x).dtype != dtype:
+        xs = b.cast(x, dtype)
+    if node.target in (aten.sum.default, aten.mean.default):
+        r = b.emit(op, [xs])
+    else:
+        r = b.emit(op, [xs], {"dims": reduce_dims(node), "keepdim": bool(arg(node, 2, "keepdim", False))})
+    if op == "sum" and dtype != torch.int64 and not dtype.is_floating_point:
+        raise Unsupported(f"sum to {dtype}")
+    return r
+
+
+@handles(aten.any.dim, aten.any.dims, aten.any.default)
+def any_(b: Builder, node: torch.fx.Node) -> str:
+    x = node.args[0]
+    counts = b.emit("cast", [b.value(x)], {"dtype": Raw("i32")})
+    if node.target is aten.any.default:
+        total = b.emit("sum", [counts])
+    else:
+        total = b.emit("sum", [counts], {"dims": reduce_dims(node), "keepdim": bool(arg(node, 2, "keepdim", False))})
+    return b.emit("ne", [total, "0"])
+
+
+@handles(aten.argmax.default, aten.argmin.default)
+def arg_extremum(b: Builder, node: torch.fx.Node) -> str:
+    d = arg(node, 1, "dim")
+    if d is None:
+        raise Unsupported("argmax over every dim")
+    op = "argmax" if node.target is aten.argmax.default else "argmin"
+    return b.emit(op, [b.value(node.args[0])], {"dim": d, "keepdim": bool(arg(node, 2, "keepdim", False))})
+
+
+@handles(aten.cumsum.default)
+def cumsum(b: Builder, node: torch.fx.Node) -> str:
+    x = node.args[0]
+    dtype = out(node).dtype
+    return b.emit("cumsum", [b.cast(x, dtype) if dtype.is_floating_point else b.value(x)], {"dim": node.args[1]})
+
+
+@handles(aten._softmax.default, aten._log_softmax.default)
+def softmax(b: Builder, node: torch.fx.Node) -> str:
+    x, dim = node.args[0], node.args[1]
+    op = "softmax" if node.target is aten._softmax.default else "log_softmax"
+    return b.emit(op, [b.cast(x, out(node).dtype)], {"dim": dim})
+
+
+def ones_like_param(b: Builder, shape: List[Any], value: float, dtype: torch.dtype) -> str:
+    return b.emit("full", [], {"value": _scalar_attr(value, dtype)},
+                  type=f"{dtype_name(dtype)}[{', '.join(dim_text(s) for s in shape)}]")
+
+
+@handles(aten.native_layer_norm.default)
+def layer_norm(b: Builder, node: torch.fx.Node) -> tuple:
+    x, normalized, w, bias, eps = node.args
+    dtype = val(x).dtype
+    ws = b.value(w) if w is not None else ones_like_param(b, list(normalized), 1.0, dtype)
+    operands = [b.value(x), ws] + ([b.value(bias)] if bias is not None else [])
+    return (b.emit("layer_norm", operands, {"eps": float(eps)}), None, None)
+
+
+@handles(aten.native_group_norm.default)
+def group_norm(b: Builder, node: torch.fx.Node) -> tuple:
+    x, w, bias, _n, c, _hw, groups, eps = node.args
+    dtype = val(x).dtype
+    ws = b.value(w) if w is not None else ones_like_param(b, [c], 1.0, dtype)
+    bs = b.value(bias) if bias is not None else ones_like_param(b, [c], 0.0, dtype)
+    return (b.emit("group_norm", [b.value(x), ws, bs], {"groups": groups, "eps": float(eps)}), None, None)
+
+
+@handles(aten._native_batch_norm_legit_no_training.default)
+def batch_norm(b: Builder, node: torch.fx.Node) -> tuple:
+    x, w, bias, mean, var, _momentum, eps = node.args
+    c = val(x).shape[1]
+    dtype = val(x).dtype
+    ws = b.value(w) if w is not None else ones_like_param(b, [c], 1.0, dtype)
+    bs = b.value(bias) if bias is not None else ones_like_param(b, [c], 0.0, dtype)
+    y = b.emit("batch_norm", [b.value(x), b.value(mean), b.value(var), ws, bs], {"eps": float(eps)})
+    return (y, None, None)
+
+
+# --- convolution, pooling, linear algebra -------------------------------------------
+
+
+def spatial(values: Any, n: int) -> List[int]:
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    return values * n if len(values) == 1 else values
+
+
+@handles(aten.convolution.default)
+def convolution(b: Builder, node: torch.fx.Node) -> str:
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = node.args
+    n = rank(x) - 2
+    pads = spatial(padding, n)
+    attrs: Dict[str, Any] = {"stride": spatial(stride, n), "padding": pads + pads, "dilation": spatial(dilation, n),
+                             "groups": groups}
+    operands = [b.value(x), b.value(w)] + ([b.value(bias)] if bias is not None else [])
+    if transposed:
+        attrs["output_padding"] = spatial(output_padding, n)
+        return b.emit("conv_transpose", operands, attrs)
+    return b.emit("conv", operands, attrs)
+
+
+@handles(aten.max_pool2d_with_indices.default, aten.max_pool2d.default)
+def max_pool(b: Builder, node: torch.fx.Node) -> Any:
+    x, kernel = node.args[0], node.args[1]
+    stride = arg(node, 2, "stride", []) or kernel
+    padding, dilation = arg(node, 3, "padding", 0), arg(node, 4, "dilation", 1)
+    pads = spatial(padding, 2)
+    y = b.emit("max_pool", [b.value(x)], {"kernel": spatial(kernel, 2), "stride": spatial(stride, 2),
+                                          "padding": pads + pads, "dilation": spatial(dilation, 2),
+                                          "ceil_mode": bool(arg(node, 5, "ceil_mode", False))})
+    return (y, None) if node.target is aten.max_pool2d_with_indices.default else y
+
+
+@handles(aten.avg_pool2d.default)
+def avg_pool(b: Builder, node: torch.fx.Node) -> str:
+    x, kernel = node.args[0], node.args[1]
+    stride = arg(node, 2, "stride", []) or kernel
+    pads = spatial(arg(node, 3, "padding", 0), 2)
+    if arg(node, 6, "divisor_override") is not None:
+        raise Unsupported("avg_pool2d with divisor_override")
+    return b.emit("avg_pool", [b.value(x)], {"kernel": spatial(kernel, 2), "stride": spatial(stride, 2),
+                                             "padding": pads + pads,
+                                             "ceil_mode": bool(arg(node, 4, "ceil_mode", False)),
+                                             "count_include_pad": bool(arg(node, 5, "count_include_pad", True))})
+
+
+@handles(aten.mm.default, aten.bmm.default)
+def matmul(b: Builder, node: torch.fx.Node) -> str:
+    return b.emit("matmul", [b.value(node.args[0]), b.value(node.args[1])])
+
+
+@handles(aten.addmm.default)
+def addmm(b: Builder, node: torch.fx.Node) -> str:
+    bias, x, w = node.args[:3]
+    if node.kwargs.get("beta", 1) != 1 or node.kwargs.get("alpha", 1) != 1:
+        raise Unsupported("addmm with beta or alpha != 1")
+    return b.emit("add", [b.emit("matmul", [b.value(x), b.value(w)]), b.value(bias)])
+
+
+# --- shape ---------------------------------------------------------------------------
+
+
+@handles(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+def reshape(b: Builder, node: torch.fx.Node) -> str:
+    return b.emit("reshape", [b.value(node.args[0])], {"shape": shape_attr(node)})
+
+
+@handles(aten.expand.default)
+def expand(b: Builder, node: torch.fx.Node) -> str:
+    return b.emit("expand", [b.value(node.args[0])], {"shape": shape_attr(node)})
+
+
+@handles(aten.permute.default)
+def permute(b: Builder, node: torch.fx.Node) -> str:
+    return b.emit("permute", [b.value(node.args[0])], {"dims": list(node.args[1])})
+
+
+@handles(aten.t.default, aten.transpose.int)
+def transpose(b: Builder, node: torch.fx.Node) -> str:
+    if rank(node.args[0]) < 2:
+        return b.value(node.args[0])
+    d0, d1 = (0, 1) if node.target is aten.t.default else (node.args[1], node.args[2])
+    return b.emit("transpose", [b.value(node.args[0])], {"dim0": d0, "dim1": d1})
+
+
+@handles(aten.unsqueeze.default)
+def unsqueeze(b: Builder, node: torch.fx.Node) -> str:
+    return b.emit("unsqueeze", [b.value(node.args[0])], {"dim": node.args[1]})
+
+
+@handles(aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default)
+def squeeze(b: Builder, node: torch.fx.Node) -> str:
+    # Only dims of size 1 go (torch leaves others); the output's rank says.
+    x = node.args[0]
+    return b.emit("reshape", [b.value(x)], {"shape": shape_attr(node)})
+
+
+def static_size(x: Any, dim: int) -> Optional[int]:
+    s = val(x).shape[dim]
+    return s if isinstance(s, int) else None
+
+
+def slice_of(b: Builder, x: Any, dim: int, start: int, end: Optional[int], step: int) -> str:
+    size = static_size(x, dim)
+    if end is not None and size is not None and end >= size:
+        end = None
+    if end is not None and end >= 2**62:
+        end = None
+    return b.emit("slice", [b.value(x)], {"dim": dim, "start": start, "end": end, "step": step})
+
+
+@handles(aten.slice.Tensor)
+def slice_(b: Builder, node: torch.fx.Node) -> str:
+    x = node.args[0]
+    dim = norm_dim(arg(node, 1, "dim", 0), rank(x))
+    start, end, step = arg(node, 2, "start", 0) or 0, arg(node, 3, "end"), arg(node, 4, "step", 1)
+    for v in (start, end, step):
+        if v is not None and not isinstance(v, int):
+            raise Unsupported("a slice with symbolic bounds")
+    return slice_of(b, x, dim, start, end, step)
+
+
+@handles(aten.select.int)
+def select(b: Builder, node: torch.fx.Node) -> str:
+    x, dim, index = node.args
+    if not isinstance(index, int):
+        raise Unsupported("select at a symbolic index")
+    dim = norm_dim(dim, rank(x))
+    s = b.emit("slice", [b.value(x)], {"dim": dim, "start": index, "end": None if index == -1 else index + 1})
+    return b.emit("squeeze", [s], {"dim": dim})
+
+
+@handles(aten.split_with_sizes.default, aten.split.Tensor)
+def split(b: Builder, node: torch.fx.Node) -> tuple:
+    x = node.args[0]
+    dim = norm_dim(arg(node, 2, "dim", 0), rank(x))
+    pieces, start = [], 0
+    for piece in val(node):
+        length = piece.shape[dim]
+        if not isinstance(length, int):
+            raise Unsupported("a split into symbolic sizes")
+        pieces.append(slice_of(b, x, dim, start, start + length, 1))
+        start += length
+    return tuple(pieces)
+
+
+@handles(aten.cat.default)
+def cat(b: Builder, node: torch.fx.Node) -> str:
+    tensors = [t for t in node.args[0] if val(t).numel() != 0 or val(t).dim() > 1]
+    dtype = out(node).dtype
+    dim = norm_dim(arg(node, 1, "dim", 0), rank(node))
+    return b.emit("concat", [b.cast(t, dtype) for t in tensors], {"dim": dim})
+
+
+# --- indexing ----------------------------------------------------------------------------
+
+
+@handles(aten.embedding.default)
+def embedding(b: Builder, node: torch.fx.Node) -> str:
+    weight, indices = node.args[0], node.args[1]
+    return b.emit("index_select", [b.value(weight), b.value(indices)], {"dim": 0})
+
+
+@handles(aten.index.Tensor)
+def index(b: Builder, node: torch.fx.Node) -> str:
+    """``x[..., i, j, ...]``: one index tensor is an index_select; several
+    are broadcast, stacked and read by a gather_nd over the indexed dims
+    moved to the front, the result's dims then put where torch puts them
+    (in place of the indexed dims when those are adjacent, else first)."""
+    x, indices = node.args
+    present = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if any(val(i).dtype == torch.bool for _, i in present):
+        raise Unsupported("indexing by a mask")
+    if len(present) == 1:
+        d, i = present[0]
+        return b.emit("index_select", [b.value(x), b.value(i)], {"dim": d})
+    r = rank(x)
+    dims = [d for d, _ in present]
+    broadcast = torch.broadcast_shapes(*[val(i).shape for _, i in present])
+    shape = [Dim(dim_text(s)) for s in broadcast] + [Dim("1")]
+    stacked = []
+    for _, i in present:
+        v = b.cast(i, torch.int64)
+        v = b.emit("reshape", [v], {"shape": [Dim(dim_text(s)) for s in val(i).shape] + [Dim("1")]})
+        stacked.append(b.emit("expand", [v], {"shape": shape}))
+    coordinates = b.emit("concat", stacked, {"dim": -1})
+    rest = [d for d in range(r) if d not in dims]
+    front = dims + rest
+    moved = b.value(x) if front == list(range(r)) else b.emit("permute", [b.value(x)], {"dims": front})
+    gathered = b.emit("gather_nd", [moved, coordinates])
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    if not adjacent or dims[0] == 0:
+        return gathered
+    nb = len(broadcast)  # result: broadcast dims, then `rest`; torch wants rest[:d] first
+    before = dims[0]
+    order = [nb + k for k in range(before)] + list(range(nb)) + [nb + k for k in range(before, len(rest))]
+    return b.emit("permute", [gathered], {"dims": order})
+
+
+@handles(aten.as_strided.default, aten.as_strided_.default)
+def as_strided(b: Builder, node: torch.fx.Node) -> str:
+    """Only the view that is a reshape: contiguous strides, offset 0 (and
+    for the in-place form, a tensor nothing else reads)."""
+    x, size, stride = node.args[:3]
+    if node.target is aten.as_strided_.default and len(x.users) != 1:
+        raise Unsupported("as_strided_ of a tensor read elsewhere")
+    if arg(node, 3, "storage_offset", 0) not in (0, None) or val(x).numel() != out(node).numel():
+        raise Unsupported("as_strided that is not a reshape")
+    expected = 1
+    for sz, st in reversed(list(zip(size, stride))):
+        if sz != 1 and st != expected:
+            raise Unsupported("as_strided that is not a reshape")
+        expected *= sz
+    return b.emit("reshape", [b.value(x)], {"shape": shape_attr(node)})
+
+
+@handles(aten.upsample_nearest2d.default, aten.upsample_nearest2d.vec)
+def upsample_nearest(b: Builder, node: torch.fx.Node) -> str:
+    # torch's nearest: source index floor(dst * in / out), ONNX's asymmetric + floor.
+    return b.emit("resize", [b.value(node.args[0])], {"size": shape_attr(node), "mode": "nearest",
+                                                      "coordinates": "asymmetric", "nearest": "floor"})
+
+
+@handles(aten.index_select.default)
+def index_select(b: Builder, node: torch.fx.Node) -> str:
+    x, dim, i = node.args
+    return b.emit("index_select", [b.value(x), b.value(i)], {"dim": dim})
+
+
+@handles(aten.gather.default)
+def gather(b: Builder, node: torch.fx.Node) -> str:
+    x, dim, i = node.args[:3]
+    return b.emit("gather", [b.value(x), b.value(i)], {"dim": dim})
+
+
+# --- creation --------------------------------------------------------------------------
+
+
+@handles(aten.full.default, aten.full_like.default, aten.scalar_tensor.default, aten.zeros.default,
+         aten.ones.default, aten.zeros_like.default, aten.ones_like.default)
+def full(b: Builder, node: torch.fx.Node) -> str:
+    if node.target in (aten.full.default, aten.full_like.default):
+        value = node.args[1]
+    elif node.target is aten.scalar_tensor.default:
+        value = node.args[0]
+    else:
+        value = 1 if node.target in (aten.ones.default, aten.ones_like.default) else 0
+    o = out(node)
+    return b.emit("full", [], {"value": _scalar_attr(value, o.dtype)}, type=type_text(o))
+
+
+def _scalar_attr(value: Any, dtype: torch.dtype) -> Any:
+    if dtype == torch.bool:
+        return bool(value)
+    return float(value) if dtype.is_floating_point else int(value)
+
+
+@handles(aten.arange.start_step, aten.arange.default, aten.arange.start)
+def arange(b: Builder, node: torch.fx.Node) -> str:
+    if node.target is aten.arange.default:
+        start, step = 0, 1
+    else:
+        start, step = node.args[0], arg(node, 2, "step", 1)
+    if not isinstance(start, (int, float)) or not isinstance(step, (int, float)):
+        raise Unsupported("arange with symbolic bounds")
+    o = out(node)
+    return b.emit("iota", [], {"dim": 0, "start": _scalar_attr(start, o.dtype), "step": _scalar_attr(step, o.dtype)},
+                  type=type_text(o))
+
+
+# --- control flow ------------------------------------------------------------------------
+
+
+def translate_cond(b: Builder, node: torch.fx.Node) -> tuple:
+    from graphc.dynamo.translate import translate_nodes
+
+    pred, true_gm, false_gm, operands = node.args
+    if not isinstance(val(pred), torch.Tensor) or val(pred).dtype != torch.bool or val(pred).dim() != 0:
+        raise Unsupported("cond on a predicate that is not a bool tensor[]")
+    tensors = [o for o in operands if isinstance(val(o), torch.Tensor)]
+    regions = []
+    for label, branch in (("then", true_gm), ("else", false_gm)):
+        gm = getattr(branch.graph.owning_module, branch.target) if isinstance(branch, torch.fx.Node) else branch
+        inner = Builder(b.name, indent=b.indent + "  ")
+        inner.counter = b.counter
+        returned = translate_nodes(inner, list(gm.graph.nodes), HANDLERS)
+        b.counter = inner.counter
+        body = "\n".join(inner.lines)
+        regions.append(f"{label}({', '.join(inner.params)}) {{\n{body}\n{inner.indent}return {', '.join(returned)}\n"
+                       f"{b.indent}}}")
+    results = len(val(node))
+    names = [b.fresh() for _ in range(results)]
+    b.lines.append(f"{b.indent}{', '.join(names)} = cond({', '.join([b.value(pred)] + [b.value(t) for t in tensors])})"
+                   f" {' '.join(regions)}")
+    return tuple(names)
+
+
+HANDLERS[torch.ops.higher_order.cond] = translate_cond
+_ = type_text

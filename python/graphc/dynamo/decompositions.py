@@ -1,0 +1,45 @@
+"""The decomposition table the backend lowers Dynamo's graph with.
+
+ATen's core decompositions (``torch._decomp.core_aten_decompositions``,
+the set torch.export and Inductor start from), less the ops graphc has
+as whole ops (layer, group and batch norm, GELU, softmax, convolution,
+pooling, SiLU): those reach graphc undecomposed and become one graphc
+op each, which its passes fuse and its backends run as one kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Dict
+
+import torch
+from torch._decomp import core_aten_decompositions
+
+aten = torch.ops.aten
+
+# Kept whole: graphc has each of them as an op (see aten_ops.py).
+KEPT = (
+    aten.native_layer_norm.default,
+    aten.native_group_norm.default,
+    aten._native_batch_norm_legit_no_training.default,
+    aten.gelu.default,
+    aten._softmax.default,
+    aten._log_softmax.default,
+    aten.convolution.default,
+    aten.max_pool2d_with_indices.default,
+    aten.avg_pool2d.default,
+    aten.silu.default,
+    aten.clamp_min.default,
+    aten.clamp_max.default,
+    aten.embedding.default,
+    aten.upsample_nearest2d.default,
+    aten.upsample_nearest2d.vec,
+)
+
+
+@functools.lru_cache(maxsize=1)
+def decomposition_table() -> Dict[Any, Any]:
+    table = dict(core_aten_decompositions())
+    for op in KEPT:
+        table.pop(op, None)
+    return table

@@ -1,0 +1,303 @@
+"""Which ops of an ATen graph graphc runs, and the graph rewritten to run
+them: ``CapabilityBasedPartitioner`` groups the supported nodes into
+partitions, each becomes a submodule, and each submodule is replaced by a
+``GraphcKernel`` holding the graphc Executable compiled from it. What is
+not supported stays in the graph and runs in eager PyTorch.
+
+A node is supported exactly when it translates (``aten_ops.py``): the
+check translates it alone into a scratch graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import os
+import time
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional, Sequence
+
+import torch
+import torch.fx
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+import graphc
+from graphc.dynamo import logs
+from graphc.dynamo.aten_ops import HANDLERS
+from graphc.dynamo.translate import Builder, Unsupported, output_nodes, translate, val
+
+aten = torch.ops.aten
+
+# Ops that move no data: a partition of only these is not worth a call.
+SHAPE_OPS = {
+    aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.permute.default, aten.t.default,
+    aten.transpose.int, aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default,
+    aten.expand.default, aten.clone.default, aten.alias.default, aten.detach.default, aten.slice.Tensor,
+    aten.select.int, aten.lift_fresh_copy.default, operator.getitem,
+}
+
+
+def why_unsupported(node: torch.fx.Node) -> Optional[str]:
+    """None if graphc takes `node`, else why not."""
+    if node.op == "get_attr" and node.users and all(u.target is torch.ops.higher_order.cond for u in node.users):
+        return None  # a cond's branch: goes into the cond's partition with it
+    if node.op != "call_function":
+        return f"a {node.op} node"
+    if node.target is operator.getitem:
+        producer = node.args[0]
+        if isinstance(producer, torch.fx.Node) and producer.op == "call_function" and producer.target in HANDLERS:
+            return why_unsupported(producer)
+        return "reads the output of an op graphc does not run"
+    if node.target not in HANDLERS:
+        return "graphc has no translation for it"
+    values = [val(node)] if not isinstance(val(node), (tuple, list)) else list(val(node))
+    values += [val(n) for n in node.all_input_nodes]
+    for v in values:
+        if isinstance(v, torch.Tensor) and v.device.type != "cpu":
+            return f"a tensor on {v.device} (the backend runs host tensors)"
+    b = Builder("check")
+    try:
+        for n in node.all_input_nodes:
+            if n.op == "get_attr":
+                b.values[n] = n
+            elif isinstance(val(n), torch.Tensor):
+                b.param(n)
+        HANDLERS[node.target](b, node)
+    except Unsupported as e:
+        return str(e)
+    except Exception as e:  # a form the table did not foresee: PyTorch runs it
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+class GraphcSupport(OperatorSupportBase):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reasons: Dict[torch.fx.Node, str] = {}
+
+    def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
+        reason = why_unsupported(node)
+        if reason is not None:
+            if node.op == "call_function":
+                self.reasons[node] = reason
+            return False
+        return True
+
+
+def argument_preparation(placeholders: List[torch.fx.Node], positions: List[int]) -> List[int]:
+    """What each argument at `positions` needs before graphc reads it in place,
+    from the example Dynamo traced with (its guards keep later calls
+    alike): 0 nothing, 1 detach (a weight that requires grad cannot be
+    exported), 2 contiguous (graphc reads dense C-ordered memory)."""
+    plan = []
+    for i in positions:
+        v = val(placeholders[i])
+        try:
+            contiguous = bool(v.is_contiguous())
+        except Exception:  # a symbolic layout: made contiguous on each call
+            contiguous = False
+        plan.append(2 if not contiguous else 1 if v.requires_grad else 0)
+    return plan
+
+
+def prepare(arg: torch.Tensor, how: int) -> torch.Tensor:
+    if how == 2:
+        return arg.detach().contiguous()
+    return arg.detach() if how == 1 else arg
+
+
+# Weight sets one partition compiles frozen executables for before it
+# compiles one that takes the weights as inputs (as Dynamo's
+# cache_size_limit bounds recompiles).
+MAX_WEIGHT_SETS = 8
+
+
+class PartitionProgram:
+    """The executables of one partition. Frozen weights are the tensors the
+    graph was compiled with, so each call checks that it brings those same
+    tensors, unchanged (identity and version): Dynamo may call one graph
+    with other weights — the same module code for each layer after a
+    graph break, a second instance of a model class. Another weight set
+    gets its own frozen executable, up to MAX_WEIGHT_SETS, then one
+    executable that takes the weights as inputs serves the rest."""
+
+    def __init__(self, name: str, text: str, params: List[Optional[str]], weight_positions: List[int],
+                 placeholders: List[torch.fx.Node], args: Sequence[Any], device: str, dump_dir: str,
+                 record: logs.CompileRecord) -> None:
+        self.name, self.text, self.params, self.device, self.dump_dir = name, text, params, device, dump_dir
+        self.record = record
+        self.weight_positions = weight_positions
+        tensor_positions = [i for i, p in enumerate(params) if p is not None]
+        self.runtime_positions = [i for i in tensor_positions if i not in set(weight_positions)]
+        self.runtime_preparation = argument_preparation(placeholders, self.runtime_positions)
+        self.all_positions, self.all_preparation = tensor_positions, argument_preparation(placeholders,
+                                                                                         tensor_positions)
+        self.weights = [args[i] for i in weight_positions]
+        self.versions = [w._version for w in self.weights]
+        self.exe = self._frozen(self.weights)
+        self.variants: Dict[Any, graphc.Executable] = {}
+        self.unfrozen: Optional[graphc.Executable] = None
+
+    def _frozen(self, weights: List[torch.Tensor]) -> graphc.Executable:
+        constants = {self.params[i]: w for i, w in zip(self.weight_positions, weights)}
+        return compile_partition(self.name, self.text, constants, self.device, self.dump_dir, self.record)
+
+    def same_weights(self, args: Sequence[Any]) -> bool:
+        weights = [args[i] for i in self.weight_positions]
+        return all(map(operator.is_, weights, self.weights)) and [w._version for w in weights] == self.versions
+
+    def run(self, args: Sequence[Any]) -> List[torch.Tensor]:
+        if not self.weight_positions or self.same_weights(args):
+            return self.exe.run(*[prepare(args[i], how) for i, how in zip(self.runtime_positions,
+                                                                          self.runtime_preparation)])
+        return self.run_other_weights(args)
+
+    def run_other_weights(self, args: Sequence[Any]) -> List[torch.Tensor]:
+        weights = [args[i] for i in self.weight_positions]
+        key = tuple((w.data_ptr(), w._version, tuple(w.shape)) for w in weights)
+        exe = self.variants.get(key)
+        if exe is None and len(self.variants) < MAX_WEIGHT_SETS:
+            logs.log("recompiles", f"{self.name}: called with other weights: frozen again")
+            exe = self.variants[key] = self._frozen(weights)
+        if exe is not None:
+            return exe.run(*[prepare(args[i], how) for i, how in zip(self.runtime_positions,
+                                                                     self.runtime_preparation)])
+        if self.unfrozen is None:
+            logs.log("recompiles", f"{self.name}: over {MAX_WEIGHT_SETS} weight sets: weights passed as inputs")
+            self.unfrozen = compile_partition(self.name, self.text, {}, self.device, self.dump_dir, self.record)
+        return self.unfrozen.run(*[prepare(args[i], how) for i, how in zip(self.all_positions, self.all_preparation)])
+
+
+class GraphcKernel(torch.nn.Module):
+    """A partition compiled by graphc, in place of its submodule: called with
+    the partition's arguments, it passes the tensors graphc takes (not the
+    frozen weights, not SymInts, whose values the tensors' sizes carry)
+    without copies and returns torch tensors over graphc's output buffers."""
+
+    def __init__(self, program: PartitionProgram, returns_tuple: bool) -> None:
+        super().__init__()
+        self.program = program
+        self.returns_tuple = returns_tuple
+
+    def forward(self, *args: Any) -> Any:
+        outputs = self.program.run(args)
+        return tuple(outputs) if self.returns_tuple else outputs[0]
+
+
+def direct_call(fused: torch.fx.GraphModule) -> Optional[Any]:
+    """When the whole graph is one graphc partition (placeholders, the kernel,
+    the picks of its outputs), a function that runs it straight away: no
+    GraphModule or nn.Module call around it, which on a small model costs
+    more than the run."""
+    kernels = [n for n in fused.graph.nodes if n.op == "call_module"]
+    if len(kernels) != 1 or not isinstance(getattr(fused, kernels[0].target), GraphcKernel):
+        return None
+    kernel: GraphcKernel = getattr(fused, kernels[0].target)
+    placeholders = [n for n in fused.graph.nodes if n.op == "placeholder"]
+    if list(kernels[0].args) != placeholders[:len(kernels[0].args)]:
+        return None
+    if any(n.op not in ("placeholder", "call_module", "output") and n.target is not operator.getitem
+           for n in fused.graph.nodes):
+        return None
+    returned = fused.graph.output_node().args[0]
+    if not isinstance(returned, (tuple, list)):
+        return None
+    picks: List[int] = []
+    for r in returned:
+        if r is kernels[0] and not kernel.returns_tuple:
+            picks.append(0)
+        elif isinstance(r, torch.fx.Node) and r.target is operator.getitem and r.args[0] is kernels[0]:
+            picks.append(r.args[1])
+        else:
+            return None
+    program = kernel.program
+
+    def call(*args: Any) -> Any:
+        outputs = program.run(args)
+        return [outputs[k] for k in picks]
+
+    return call
+
+
+# Executables by (graph text, device, frozen constants' identity): a graph
+# Dynamo hands over again (a recompile, a second model of the same
+# structure) is not compiled again.
+_CACHE: "OrderedDict[Any, graphc.Executable]" = OrderedDict()
+_CACHE_SIZE = 64
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def compile_partition(name: str, text: str, constants: Dict[str, torch.Tensor], device: str, dump_dir: str,
+                      record: logs.CompileRecord) -> graphc.Executable:
+    anonymous = text.replace(f"graph @{name}(", "graph @(", 1)  # the same graph under another compile's name
+    key = (hashlib.sha256(anonymous.encode()).hexdigest(), device,
+           tuple((k, t.data_ptr(), t._version, tuple(t.shape), t.dtype) for k, t in sorted(constants.items())))
+    exe = _CACHE.get(key)
+    if exe is not None:
+        _CACHE.move_to_end(key)
+        record.cache_hits += 1
+        return exe
+    start = time.perf_counter()
+    exe = graphc.compile(text, device=device, constants={k: t.detach().contiguous() for k, t in constants.items()},
+                         dump_dir=dump_dir or None)
+    record.stages["graphc compile"] = record.stages.get("graphc compile", 0.0) + time.perf_counter() - start
+    _CACHE[key] = exe
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return exe
+
+
+def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tensor], device: str,
+                          dump_dir: str, record: logs.CompileRecord,
+                          dumps: Dict[str, str]) -> torch.fx.GraphModule:
+    """`gm` with each supported partition replaced by a GraphcKernel;
+    `frozen` maps placeholders (by name) to the weights bound as constants."""
+    start = time.perf_counter()
+    support = GraphcSupport()
+    partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
+    partitions = [p for p in partitioner.propose_partitions()
+                  if any(n.target not in SHAPE_OPS for n in p.nodes)]
+    for node, reason in support.reasons.items():
+        record.eager_ops.append((str(node.target), reason))
+        logs.log("graph_breaks", f"{record.name}: {node.target} ({node.name}) runs in PyTorch: {reason}")
+    fused = partitioner.fuse_partitions(partitions) if partitions else gm
+    record.stages["partition"] = time.perf_counter() - start
+    for node in list(fused.graph.nodes):
+        if node.op != "call_module" or not node.target.startswith("fused_"):
+            continue
+        sub = getattr(fused, node.target)
+        name = f"{record.name}_{node.target}"
+        try:
+            start = time.perf_counter()
+            text, params = translate(sub, name, HANDLERS)
+            record.stages["translate"] = record.stages.get("translate", 0.0) + time.perf_counter() - start
+            placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+            weight_positions = [i for i, outer in enumerate(node.args)
+                                if params[i] is not None and isinstance(outer, torch.fx.Node)
+                                and outer.op == "placeholder" and outer.name in frozen]
+            examples = [frozen[outer.name] if i in weight_positions else None for i, outer in enumerate(node.args)]
+            program = PartitionProgram(name, text, params, weight_positions, placeholders, examples, device,
+                                       dump_dir, record)
+        except (Unsupported, graphc.Error) as e:
+            record.failed_partitions.append(f"{name}: {e}")
+            logs.log("graph_breaks", f"{name} runs in PyTorch: graphc could not compile it: {e}")
+            continue
+        _, returns_tuple = output_nodes(sub)
+        setattr(fused, node.target, GraphcKernel(program, returns_tuple))
+        record.graphs.append(text)
+        ops = sum(1 for n in sub.graph.nodes if n.op == "call_function")
+        record.partitions += 1
+        record.graphc_ops += ops
+        logs.log("graph_breaks", f"{name}: {ops} ops compiled by graphc ({len(weight_positions)} weights frozen)")
+        if program.exe.dump_dir:
+            dumps_here = dict(dumps)
+            dumps_here["fx_partition.py"] = sub.code
+            for file, content in dumps_here.items():
+                with open(os.path.join(program.exe.dump_dir, file), "w") as f:
+                    f.write(content)
+    fused.recompile()
+    return fused

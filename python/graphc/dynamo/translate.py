@@ -1,0 +1,221 @@
+"""An FX graph of core ATen ops as ``.graph`` text.
+
+``translate(gm)`` writes one graphc graph for a partition the partitioner
+found supported: each tensor placeholder a parameter, each ATen node one
+or a few graphc statements (``aten_ops.py`` says which), the outputs the
+``return``. Types come from the nodes' fake-tensor metadata, so a dynamic
+size Dynamo traced as the SymInt ``s0`` is the graphc symbol ``s0`` and one
+compile serves every size.
+
+Names in the text are generated (``%v12``), never the FX graph's, so no
+identifier of the user's model reaches graphc's generated source.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.fx
+
+DTYPES = {
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float32: "f32",
+    torch.float64: "f64",
+    torch.int8: "i8",
+    torch.int32: "i32",
+    torch.int64: "i64",
+    torch.bool: "bool",
+}
+
+
+class Unsupported(Exception):
+    """A node graphc does not take; the message says why (graph-break logs)."""
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    if dtype not in DTYPES:
+        raise Unsupported(f"dtype {dtype} is not one of graphc's")
+    return DTYPES[dtype]
+
+
+def dim_text(size: Any) -> str:
+    """A static size, or a SymInt as graphc writes it: a symbol (``s0``) or a
+    factor times symbols (``2*s0``, ``s0*s1``)."""
+    if isinstance(size, int):
+        return str(size)
+    if isinstance(size, torch.SymInt):
+        expr = size.node.expr
+        if expr.is_Integer:
+            return str(int(expr))
+        coeff, factors = expr.as_coeff_mul()
+        names: List[str] = []
+        for f in factors:
+            if f.is_Symbol:
+                names.append(str(f))
+            elif f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and int(f.exp) > 0:
+                names += [str(f.base)] * int(f.exp)
+            else:
+                raise Unsupported(f"size {expr} is not a product of symbols")
+        if not coeff.is_Integer or int(coeff) < 1:
+            raise Unsupported(f"size {expr} is not a product of symbols")
+        return "*".join(([str(int(coeff))] if int(coeff) != 1 else []) + sorted(names))
+    raise Unsupported(f"size {size!r} is not an int or SymInt")
+
+
+def type_text(val: torch.Tensor) -> str:
+    return f"{dtype_name(val.dtype)}[{', '.join(dim_text(s) for s in val.shape)}]"
+
+
+def literal(value: Any, dtype: torch.dtype) -> str:
+    """A Python scalar as a literal of ``dtype``'s kind."""
+    if isinstance(value, bool) or dtype == torch.bool:
+        return "true" if value else "false"
+    if dtype.is_floating_point:
+        v = float(value)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(value, float):
+        raise Unsupported(f"float {value} used as an integer")
+    return str(int(value))
+
+
+def attr_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(attr_text(v) for v in value) + "]"
+    if isinstance(value, float):
+        return literal(value, torch.float32)
+    if isinstance(value, Raw):
+        return value.text
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Attribute text written as is: a size (``s0``, ``4*s0``) in a reshape's
+    shape, a dtype (``i32``)."""
+
+    text: str
+
+
+Dim = Raw
+
+
+def val(node: Any) -> Any:
+    """The fake value FX recorded for a node (a tensor, SymInt, tuple)."""
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else node
+
+
+@dataclass
+class Builder:
+    """The text of one graph being written, and the value of each FX node."""
+
+    name: str
+    lines: List[str] = field(default_factory=list)
+    params: List[str] = field(default_factory=list)
+    values: Dict[torch.fx.Node, Any] = field(default_factory=dict)
+    counter: int = 0
+    indent: str = "  "
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return f"%v{self.counter}"
+
+    def param(self, node: torch.fx.Node) -> str:
+        name = self.fresh()
+        self.params.append(f"{name}: {type_text(val(node))}")
+        self.values[node] = name
+        return name
+
+    def emit(self, op: str, operands: Sequence[str], attrs: Optional[Dict[str, Any]] = None, type: str = "",
+             results: int = 1) -> Any:
+        names = [self.fresh() for _ in range(results)]
+        attr = ""
+        if attrs:
+            attr = " {" + ", ".join(f"{k} = {attr_text(v)}" for k, v in attrs.items() if v is not None) + "}"
+        result_type = f" : {type}" if type else ""
+        self.lines.append(f"{self.indent}{', '.join(names)} = {op}({', '.join(operands)}){attr}{result_type}")
+        return names[0] if results == 1 else tuple(names)
+
+    def value(self, arg: Any) -> str:
+        """The graphc value of a tensor argument."""
+        if not isinstance(arg, torch.fx.Node) or arg not in self.values:
+            raise Unsupported(f"argument {arg!r} is not a tensor of this graph")
+        v = self.values[arg]
+        if not isinstance(v, str):
+            raise Unsupported(f"{arg.name} is not one tensor")
+        return v
+
+    def cast(self, arg: Any, dtype: torch.dtype) -> str:
+        """``arg`` (a tensor node or a Python scalar) as ``dtype``."""
+        if not isinstance(arg, torch.fx.Node):
+            return literal(arg, dtype)
+        v = self.value(arg)
+        if val(arg).dtype == dtype:
+            return v
+        return self.emit("cast", [v], {"dtype": Raw(dtype_name(dtype))})
+
+
+Handler = Callable[[Builder, torch.fx.Node], Any]
+
+
+def translate_nodes(b: Builder, nodes: Sequence[torch.fx.Node], handlers: Dict[Any, Handler]) -> List[str]:
+    """Translates a graph's nodes into ``b``; returns what its output node returns."""
+    outputs: List[str] = []
+    for node in nodes:
+        if node.op == "placeholder":
+            if isinstance(val(node), torch.Tensor):
+                b.param(node)
+        elif node.op == "get_attr":
+            b.values[node] = node  # a cond branch, read by the cond handler
+        elif node.op == "call_function":
+            if node.target is operator.getitem:
+                src = b.values.get(node.args[0])
+                if not isinstance(src, tuple) or src[node.args[1]] is None:
+                    raise Unsupported(f"{node.name} reads an output graphc does not compute")
+                b.values[node] = src[node.args[1]]
+                continue
+            handler = handlers.get(node.target)
+            if handler is None:
+                raise Unsupported(f"{node.target} has no graphc translation")
+            b.values[node] = handler(b, node)
+        elif node.op == "output":
+            returned = node.args[0]
+            returned = returned if isinstance(returned, (tuple, list)) else (returned,)
+            outputs = [b.value(r) for r in returned]
+        else:
+            raise Unsupported(f"{node.op} nodes are not translated")
+    return outputs
+
+
+def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler]) -> Tuple[str, List[Optional[str]]]:
+    """The ``.graph`` text of ``gm`` (one graph named ``@name``), and for each
+    placeholder the graphc parameter it became (None for a SymInt)."""
+    b = Builder(name)
+    outputs = translate_nodes(b, list(gm.graph.nodes), handlers)
+    params = [b.values[n][1:] if n in b.values else None for n in gm.graph.nodes if n.op == "placeholder"]
+    returned, _ = output_nodes(gm)
+    result_types = [type_text(val(node)) for node in returned]
+    body = "\n".join(b.lines)
+    text = (f"graph @{name}({', '.join(b.params)}) -> ({', '.join(result_types)}) {{\n"
+            f"{body}\n  return {', '.join(outputs)}\n}}\n")
+    return text, params
+
+
+def output_nodes(gm: torch.fx.GraphModule) -> Tuple[List[Any], bool]:
+    """The nodes ``gm`` returns, and whether it returns them as a tuple."""
+    returned = gm.graph.output_node().args[0]
+    if isinstance(returned, (tuple, list)):
+        return list(returned), True
+    return [returned], False

@@ -1,0 +1,198 @@
+// graphc._graphc: the C++ API (frontend/api/Api.h) as a Python extension,
+// a thin layer — Graph (parse, load, text, freeze, dynamic dims), compile,
+// and Executable (call on arrays without copies, capture/replay). The
+// Python package (python/graphc) puts the user-facing signatures on top.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "Arrays.h"
+#include "Errors.h"
+#include "frontend/api/Api.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace graphc::python {
+
+namespace {
+
+/// An Executable and the arrays a capture() bound, which must stay alive
+/// (and in place) for replay().
+struct PyExecutable {
+  Executable exe;
+  std::vector<nb::object> captured;
+
+  std::vector<std::string> inputNames() const {
+    std::vector<std::string> names;
+    for (const auto& p : exe.optimized().entry().body.params()) names.push_back(p->name);
+    return names;
+  }
+
+  /// The positional and keyword arguments in parameter order, as Tensors
+  /// over the callers' memory.
+  std::vector<Tensor> bind(const nb::args& args, const nb::kwargs& kwargs, Framework& framework) const {
+    const std::vector<std::string> names = inputNames();
+    std::vector<nb::handle> given(names.size());
+    if (args.size() > names.size())
+      throw nb::type_error(fmt::format("the graph takes {} inputs, {} were given", names.size(), args.size()).c_str());
+    for (size_t k = 0; k < args.size(); ++k) given[k] = args[k];
+    for (auto [key, value] : kwargs) {
+      const std::string name = nb::cast<std::string>(key);
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) throw nb::type_error(fmt::format("the graph has no input named '{}'", name).c_str());
+      size_t k = static_cast<size_t>(it - names.begin());
+      if (given[k].is_valid()) throw nb::type_error(fmt::format("input '{}' given twice", name).c_str());
+      given[k] = value;
+    }
+    framework = Framework::NumPy;
+    std::vector<Tensor> inputs;
+    inputs.reserve(names.size());
+    for (size_t k = 0; k < names.size(); ++k) {
+      if (!given[k].is_valid()) throw nb::type_error(fmt::format("input {} ('{}') is missing", k, names[k]).c_str());
+      if (frameworkOf(given[k]) == Framework::PyTorch) framework = Framework::PyTorch;
+      inputs.push_back(wrapArray(given[k], fmt::format("input {} ('{}')", k, names[k])));
+    }
+    return inputs;
+  }
+
+  nb::list run(const nb::args& args, const nb::kwargs& kwargs) const {
+    Framework framework;
+    std::vector<Tensor> inputs = bind(args, kwargs, framework);
+    std::vector<Tensor> outputs;
+    {
+      nb::gil_scoped_release released;
+      outputs = exe.run(inputs);
+    }
+    nb::list result;
+    for (Tensor& t : outputs) result.append(toArray(std::move(t), framework));
+    return result;
+  }
+
+  void capture(const nb::sequence& inputs, const nb::sequence& outputs) {
+    std::vector<nb::object> keep;
+    auto tensors = [&](const nb::sequence& arrays, const char* what) {
+      std::vector<Tensor> out;
+      size_t k = 0;
+      for (nb::handle a : arrays) {
+        out.push_back(wrapArray(a, fmt::format("{} {}", what, k++)));
+        keep.push_back(nb::borrow(a));
+      }
+      return out;
+    };
+    std::vector<Tensor> in = tensors(inputs, "input"), out = tensors(outputs, "output");
+    {
+      nb::gil_scoped_release released;
+      exe.capture(in, out);
+    }
+    captured = std::move(keep);
+  }
+};
+
+CompileOptions optionsFrom(const std::string& device, const std::string& passes, const std::string& dumpDir,
+                           bool printWeights, const std::string& arch, const std::string& matmul) {
+  CompileOptions o;
+  std::optional<Device> d = parseDevice(device);
+  if (!d) throw nb::value_error(fmt::format("unknown device '{}' (reference, cpu, cuda)", device).c_str());
+  o.device = *d;
+  std::optional<MatmulImpl> m = codegen::parseMatmulImpl(matmul);
+  if (!m) throw nb::value_error(fmt::format("unknown matmul '{}' (generated, cublaslt)", matmul).c_str());
+  o.matmul = *m;
+  o.passes = passes;
+  o.dumpDir = dumpDir;
+  o.printWeights = printWeights;
+  o.arch = arch;
+  return o;
+}
+
+/// (name, dtype, shape) of each parameter of the entry graph; a symbolic
+/// size is its name.
+nb::list signature(const Graph& g) {
+  nb::list out;
+  for (const auto& p : g.entry().body.params()) {
+    nb::list shape;
+    for (const ir::Dim& d : p->type.shape)
+      shape.append(d.isStatic() ? nb::cast(d.size) : nb::cast(ir::toString(d)));
+    out.append(nb::make_tuple(p->name, numpyDtypeName(p->type.dtype), nb::tuple(shape)));
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace graphc::python
+
+NB_MODULE(_graphc, m) {
+  using namespace graphc;
+  using namespace graphc::python;
+  m.doc() = "graphc's C++ compiler; use the graphc package, which wraps this module";
+  registerErrorTranslator();
+  // Executables live in torch's and Dynamo's caches until the interpreter
+  // is torn down, after this module's types; that is not a leak.
+  nb::set_leak_warnings(false);
+  m.def("version", [] { return std::string(version()); });
+
+  nb::class_<Graph>(m, "Graph")
+      .def_static("parse", &Graph::parse, "text"_a, "name"_a = "<string>")
+      .def_static("load", [](const std::string& path) { return Graph::load(path); }, "path"_a)
+      .def_prop_ro("name", [](const Graph& g) { return g.entry().name; })
+      .def_prop_ro("inputs", &signature)
+      .def("text", &Graph::text)
+      .def(
+          "with_constants",
+          [](const Graph& g, const std::map<std::string, nb::object>& values) {
+            std::map<std::string, Tensor> tensors;
+            for (const auto& [name, array] : values) tensors.emplace(name, wrapArray(array, "constant '" + name + "'"));
+            return g.withConstants(tensors);
+          },
+          "values"_a)
+      .def("with_dynamic_dims", &Graph::withDynamicDims, "dims"_a);
+
+  nb::class_<PyExecutable>(m, "Executable")
+      .def("run", &PyExecutable::run)
+      .def("__call__",
+           [](const PyExecutable& e, const nb::args& args, const nb::kwargs& kwargs) -> nb::object {
+             nb::list outputs = e.run(args, kwargs);
+             if (outputs.size() == 1) return outputs[0];
+             return nb::tuple(outputs);
+           })
+      .def("capture", &PyExecutable::capture, "inputs"_a, "outputs"_a)
+      .def(
+          "replay",
+          [](const PyExecutable& e) {
+            if (e.captured.empty()) throw nb::value_error("replay() before capture()");
+            nb::gil_scoped_release released;
+            e.exe.replay();
+          })
+      .def_prop_ro("input_names", &PyExecutable::inputNames)
+      .def_prop_ro("device", [](const PyExecutable& e) { return std::string(deviceName(e.exe.device())); })
+      .def_prop_ro("optimized", [](const PyExecutable& e) { return e.exe.optimized(); })
+      .def_prop_ro("dump_dir", [](const PyExecutable& e) { return e.exe.dumpDir(); })
+      .def("describe", [](const PyExecutable& e) { return e.exe.describe(); })
+      .def("report", [](const PyExecutable& e) {
+        std::vector<std::tuple<std::string, double, bool>> stages;
+        for (const auto& s : e.exe.report().stages) stages.emplace_back(s.name, s.seconds, s.detail);
+        return stages;
+      });
+
+  m.def(
+      "compile",
+      [](const Graph& graph, const std::string& device, const std::string& passes, const std::string& dumpDir,
+         bool printWeights, const std::string& arch, const std::string& matmul) {
+        CompileOptions options = optionsFrom(device, passes, dumpDir, printWeights, arch, matmul);
+        nb::gil_scoped_release released;
+        return PyExecutable{compile(graph, options), {}};
+      },
+      "graph"_a, "device"_a = "cpu", "passes"_a = "", "dump_dir"_a = "", "print_weights"_a = false, "arch"_a = "",
+      "matmul"_a = "generated");
+}

@@ -1,0 +1,185 @@
+"""The graphc package: compile from text, files and ONNX; run on NumPy
+arrays and torch tensors without copies; capture/replay; located errors."""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import graphc
+
+RELU = """graph @relu(%x: f32[B, 4]) -> (f32[B, 4]) {
+  %y = relu(%x)
+  return %y
+}
+"""
+
+AFFINE = """graph @affine(%x: f32[B, 4], %w: f32[4, 4], %b: f32[4]) -> (f32[B, 4]) {
+  %y = linear(%x, %w, %b)
+  return %y
+}
+"""
+
+
+def test_compile_text_and_run_numpy():
+    exe = graphc.compile(RELU)
+    x = np.array([[-1, 2, -3, 4]], dtype=np.float32)
+    y = exe(x)
+    assert isinstance(y, np.ndarray)
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    assert exe.input_names == ["x"]
+    assert exe.device == "cpu"
+
+
+def test_compile_file_and_onnx(examples, tmp_path):
+    exe = graphc.compile(os.path.join(examples, "mlp.graph"))
+    assert exe.input_names == ["x", "w1", "b1", "w2", "b2"]
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "relu.onnx"
+    onnx.save(model, str(path))
+    x = np.array([[-1, 0, 2]], dtype=np.float32)
+    np.testing.assert_array_equal(graphc.compile(path)(x), [[0, 0, 2]])
+    np.testing.assert_array_equal(graphc.compile(model)(x), [[0, 0, 2]])  # a ModelProto
+
+
+def test_torch_in_torch_out_and_reference_device():
+    w = torch.randn(4, 4)
+    b = torch.randn(4)
+    x = torch.randn(3, 4)
+    for device in ("cpu", "reference"):
+        y = graphc.compile(AFFINE, device=device)(x, w, b)
+        assert isinstance(y, torch.Tensor)
+        torch.testing.assert_close(y, torch.nn.functional.linear(x, w, b), rtol=1e-5, atol=1e-5)
+
+
+def test_keyword_inputs_and_several_outputs():
+    exe = graphc.compile("""graph @two(%a: f32[2], %b: f32[2]) -> (f32[2], f32[2]) {
+  %s = add(%a, %b)
+  %d = sub(%a, %b)
+  return %s, %d
+}
+""")
+    a, b = np.array([1, 2], np.float32), np.array([3, 5], np.float32)
+    s, d = exe(b=b, a=a)
+    np.testing.assert_array_equal(s, a + b)
+    np.testing.assert_array_equal(d, a - b)
+    assert [list(v) for v in exe.run(a, b)] == [list(a + b), list(a - b)]
+
+
+def test_outputs_own_graphc_buffers_without_copies():
+    exe = graphc.compile(RELU)
+    y = exe(np.ones((2, 4), np.float32))
+    # The array is a view of graphc's output buffer (kept alive by it), not
+    # a NumPy copy of it.
+    assert not y.flags.owndata and y.base is not None and y.flags.writeable
+    t = exe(torch.ones(2, 4))
+    assert torch.from_dlpack(t).data_ptr() == t.data_ptr()
+
+
+@pytest.mark.parametrize("framework", ["numpy", "torch"])
+def test_capture_replay_reads_and_writes_callers_memory(framework):
+    exe = graphc.compile(RELU)
+    if framework == "numpy":
+        x, y = np.array([[-1, 2, -3, 4]], np.float32), np.zeros((1, 4), np.float32)
+        pointers = (x.ctypes.data, y.ctypes.data)
+        address = lambda a: a.ctypes.data  # noqa: E731
+    else:
+        x, y = torch.tensor([[-1.0, 2, -3, 4]]), torch.zeros(1, 4)
+        pointers = (x.data_ptr(), y.data_ptr())
+        address = lambda a: a.data_ptr()  # noqa: E731
+    exe.capture([x], [y])
+    exe.replay()
+    assert list(map(float, y[0])) == [0, 2, 0, 4]
+    x[0, 0] = 7  # changed in place: the next replay reads it there
+    exe.replay()
+    assert (address(x), address(y)) == pointers
+    assert list(map(float, y[0])) == [7, 2, 0, 4]
+
+
+def test_replay_before_capture_is_an_error():
+    with pytest.raises(ValueError, match="capture"):
+        graphc.compile(RELU).replay()
+
+
+def test_compile_error_carries_file_line_column(tmp_path):
+    with pytest.raises(graphc.CompileError) as e:
+        graphc.compile("graph @f(%x: f32[4]) -> (f32[4]) {\n  %y = foo(%x)\n  return %y\n}\n")
+    assert (e.value.file, e.value.line, e.value.column) == ("<string>", 2, 8)
+    assert "unknown op 'foo'" in str(e.value)
+    path = tmp_path / "bad.graph"
+    path.write_text("graph @f(%x: f32[4]) -> (f32[4]) {\n  return %z\n}\n")
+    with pytest.raises(graphc.CompileError) as e:
+        graphc.compile(path)
+    d = e.value.diagnostics[0]
+    assert d.file == str(path) and d.line == 2 and d.severity == "error"
+    assert str(e.value).startswith(f"{path}:2:")
+
+
+def test_bad_inputs_are_clear_errors():
+    exe = graphc.compile(RELU)
+    with pytest.raises(graphc.Error, match="input %x"):
+        exe(np.ones((2, 4), np.float64))
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        exe(np.ones((4, 2), np.float32).T)
+    with pytest.raises(TypeError, match="not an array"):
+        exe("x")
+    with pytest.raises(TypeError, match="takes 1 inputs, 2 were given"):
+        exe(np.ones((1, 4), np.float32), np.ones((1, 4), np.float32))
+    with pytest.raises(TypeError, match="no input named 'q'"):
+        exe(q=np.ones((1, 4), np.float32))
+    with pytest.raises(TypeError, match="dtype graphc does not have"):
+        exe(np.ones((1, 4), np.complex64))
+    with pytest.raises(ValueError, match="unknown device"):
+        graphc.compile(RELU, device="tpu")
+
+
+def test_constants_freeze_inputs():
+    w, b = np.eye(4, dtype=np.float32) * 2, np.arange(4, dtype=np.float32)
+    exe = graphc.compile(AFFINE, constants={"w": w, "b": b})
+    assert exe.input_names == ["x"]
+    w[:] = 0  # copied at compile time: the caller's array stays theirs
+    np.testing.assert_array_equal(exe(np.ones((2, 4), np.float32)), np.ones((2, 4)) * 2 + b)
+    with pytest.raises(graphc.Error, match="no parameter %q"):
+        graphc.compile(AFFINE, constants={"q": w})
+    with pytest.raises(graphc.Error, match="the constant given for it is f32\\[2\\]"):
+        graphc.compile(AFFINE, constants={"b": np.ones(2, np.float32)})
+
+
+def test_dynamic_dims_unpin_a_static_size():
+    static = RELU.replace("B, 4", "2, 4")
+    with pytest.raises(graphc.Error):
+        graphc.compile(static)(np.ones((3, 4), np.float32))
+    exe = graphc.compile(static, dynamic={"x": {0: "N"}})
+    for n in (1, 3, 7):
+        assert exe(np.ones((n, 4), np.float32)).shape == (n, 4)
+    assert exe.optimized.inputs == [("x", "float32", ("N", 4))]
+    with pytest.raises(graphc.Error, match="no dim 5"):
+        graphc.compile(static, dynamic={"x": {5: "N"}})
+
+
+def test_ir_prints_as_graph_text_that_parses_back(examples):
+    g = graphc.load(os.path.join(examples, "mlp.graph"))
+    text = g.text()
+    assert text.startswith("graph @mlp(")
+    assert graphc.parse(text).text() == text
+    assert g.inputs[0] == ("x", "float32", ("B", 16))
+    exe = graphc.compile(g)
+    assert "fused" in exe.optimized.text() and exe.describe()
+    assert any(name.startswith("pass ") for name, _, _ in exe.report())
+
+
+def test_debug_dump_dir(tmp_path):
+    exe = graphc.compile(RELU, dump_dir=tmp_path)
+    assert exe.dump_dir.startswith(str(tmp_path))
+    assert os.path.exists(os.path.join(exe.dump_dir, "00_captured.graph"))
+
+
+def test_version():
+    assert graphc.__version__ == "0.1.0"

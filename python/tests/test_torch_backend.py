@@ -1,0 +1,238 @@
+"""torch.compile(model, backend="graphc"): results match eager (rtol 1e-3,
+atol 1e-4) with the partitions graphc compiled asserted; dynamic sizes
+compile once; unsupported ops and training graphs stay in PyTorch and say
+so; debug dumps; the compile cache."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+
+import graphc.dynamo
+
+RTOL, ATOL = 1e-3, 1e-4
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(16, 32), nn.Linear(32, 8)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class Attention(nn.Module):
+    """A pre-norm self-attention block: layer norm, QKV projections,
+    scaled dot-product attention with a mask, output projection, residual,
+    a GELU MLP."""
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x, mask):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).reshape(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :])
+        x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
+        return x + self.mlp(self.norm2(x))
+
+
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda x: torch.relu(self.fc(x)), lambda x: torch.sigmoid(x) * 2.0, (x,))
+
+
+def run_both(model, *args, **compile_kwargs):
+    torch.manual_seed(0)
+    with torch.no_grad():
+        expected = model(*args)
+        got = torch.compile(model, backend="graphc", **compile_kwargs)(*args)
+    return got, expected
+
+
+def graphc_records():
+    return [r for r in graphc.dynamo.compile_records() if not r.fallback]
+
+
+def assert_one_partition():
+    records = graphc_records()
+    assert len(records) == 1, records
+    assert records[0].partitions == 1 and not records[0].eager_ops and not records[0].failed_partitions, records[0]
+
+
+def test_mlp_is_one_partition():
+    got, expected = run_both(MLP().eval(), torch.randn(4, 16))
+    torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+    assert_one_partition()
+    assert graphc_records()[0].graphc_ops >= 3
+
+
+def test_attention_block_is_one_partition():
+    mask = torch.zeros(2, 10)
+    mask[1, 7:] = float("-inf")
+    got, expected = run_both(Attention().eval(), torch.randn(2, 10, 32), mask)
+    torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+    assert_one_partition()
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_torch_cond_becomes_a_graphc_cond(sign):
+    x = torch.rand(3, 8) * sign
+    got, expected = run_both(Branchy().eval(), x)
+    torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+    assert_one_partition()
+    (text,) = graphc_records()[0].graphs
+    assert " = cond(" in text and "then(" in text and "else(" in text
+
+
+def suite_models():
+    import make_models
+
+    return list(make_models.MODELS)
+
+
+@pytest.mark.parametrize("name", suite_models())
+def test_suite_model_matches_eager_in_one_partition(name):
+    import make_models
+
+    build, make_inputs, _ = make_models.MODELS[name]
+    torch.manual_seed(0)
+    with torch.no_grad():
+        model = build().eval()
+        make_models.make_nontrivial(model)
+        make_models.normalise_head(model, make_inputs(2))
+    args = make_inputs(2)
+    got, expected = run_both(model, *args)
+    torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+    # A whole model, transformer layer stacks included, is one partition.
+    assert_one_partition()
+
+
+def test_dynamic_batch_compiles_once():
+    model = MLP().eval()
+    compiled = torch.compile(model, backend="graphc")
+    with torch.no_grad():
+        for batch in (2, 5, 9):
+            x = torch.randn(batch, 16)
+            torch._dynamo.mark_dynamic(x, 0)
+            torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+    (record,) = graphc_records()
+    assert "%v3: f32[s" in record.graphs[0]  # the batch is a symbol, not the first call's 2
+
+
+def test_dynamic_true_on_a_transformer_does_not_recompile():
+    import make_models
+
+    build, make_inputs, _ = make_models.MODELS["bert"]
+    torch.manual_seed(0)
+    model = build().eval()
+    compiled = torch.compile(model, backend="graphc", dynamic=True)
+    compiles = []
+    with torch.no_grad():
+        for batch in (2, 3, 5):  # (Dynamo specialises a size of 1)
+            args = make_inputs(batch)
+            torch.testing.assert_close(compiled(*args), model(*args), rtol=RTOL, atol=ATOL)
+            compiles.append(len(graphc.dynamo.compile_records()))
+    # Dynamo splits the model with symbolic sizes into several graphs, each
+    # compiled on the first call; the other batch sizes compile nothing.
+    assert compiles[0] == compiles[1] == compiles[2]
+    assert sum(r.partitions for r in graphc.dynamo.compile_records()) >= 2
+
+
+def test_one_graph_called_with_other_weights_refreezes():
+    """Frozen weights are checked on each call: a second model instance
+    reaches the same compiled code with its own weights."""
+    first, second = MLP().eval(), MLP().eval()
+    x = torch.randn(3, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(first, backend="graphc")(x), first(x), rtol=RTOL, atol=ATOL)
+        torch.testing.assert_close(torch.compile(second, backend="graphc")(x), second(x), rtol=RTOL, atol=ATOL)
+        first.fc1.bias.add_(1.0)  # changed in place: its version moves on
+        torch.testing.assert_close(torch.compile(first, backend="graphc")(x), first(x), rtol=RTOL, atol=ATOL)
+
+
+class WithUnsupported(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x) * 2
+        z = torch.fft.rfft(y).abs()  # no graphc op: stays in PyTorch
+        return torch.tanh(z) + 1
+
+
+def test_graph_breaks_are_logged_and_run_in_pytorch(capfd, monkeypatch):
+    monkeypatch.setenv("GRAPHC_LOGS", "graph_breaks")
+    got, expected = run_both(WithUnsupported().eval(), torch.randn(4, 8))
+    torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+    record = graphc_records()[0]
+    assert record.partitions == 2
+    assert any("fft" in op for op, _ in record.eager_ops)
+    err = capfd.readouterr().err
+    assert "runs in PyTorch" in err and "fft" in err
+
+
+def test_training_falls_back_to_eager_with_one_line(capfd):
+    model = MLP()
+    x = torch.randn(4, 16)
+    compiled = torch.compile(model, backend="graphc")
+    y = compiled(x)
+    y.sum().backward()
+    assert model.fc1.weight.grad is not None
+    records = graphc.dynamo.compile_records()
+    assert records[-1].fallback == "training"
+    assert capfd.readouterr().err.count("training graph") == 1
+
+
+def test_debug_dir_holds_the_fx_graphs_and_every_pass(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRAPHC_DEBUG_DIR", str(tmp_path))
+    run_both(MLP().eval(), torch.randn(4, 16))
+    (dump,) = os.listdir(tmp_path)
+    files = set(os.listdir(tmp_path / dump))
+    assert {"fx_graph.py", "aten_graph.py", "fx_partition.py", "00_captured.graph", "timing.txt"} <= files
+    assert any(f.endswith("_after_fuse.graph") for f in files) and "kernels" in files
+    assert "aten.addmm" in (tmp_path / dump / "aten_graph.py").read_text()
+
+
+def test_a_second_compile_of_the_same_graph_hits_the_cache():
+    model, x = MLP().eval(), torch.randn(4, 16)
+    run_both(model, x)
+    torch._dynamo.reset()
+    run_both(model, x)
+    records = graphc_records()
+    assert [r.cache_hits for r in records] == [0, 1]
+
+
+def test_freezing_off_passes_weights_each_call():
+    model, x = MLP().eval(), torch.randn(4, 16)
+    compiled = torch.compile(model, backend="graphc", options={"freezing": False})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+        model.fc2.bias.add_(1.0)  # seen: the weights are inputs, not constants
+        torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+
+
+def test_unknown_option_is_an_error():
+    with pytest.raises(Exception, match="unknown option"):
+        run_both(MLP().eval(), torch.randn(2, 16), options={"fast": True})
+
+
+def test_backend_name_comes_from_the_entry_point():
+    """A fresh process that never imports graphc finds backend="graphc"
+    through the torch_dynamo_backends entry point."""
+    code = ("import torch\n"
+            "m = torch.nn.Linear(4, 2).eval()\n"
+            "x = torch.randn(3, 4)\n"
+            "with torch.no_grad():\n"
+            "    assert torch.allclose(torch.compile(m, backend='graphc')(x), m(x), atol=1e-5)\n"
+            "import sys; assert 'graphc.dynamo' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
