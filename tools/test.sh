@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds graphc (configuring build/ if needed) and runs the whole test
-# suite with ctest: unit tests, golden numerics, lit tests. Then the
+# suite with ctest: unit tests, golden numerics, lit tests, the real-model
+# suite, the Python package's and torch.compile backend's pytest suites. Then the
 # hardening tests (tests/hardening: hostile inputs, concurrency) once more
 # under AddressSanitizer + UBSan and under ThreadSanitizer, each in a build
 # of just that binary (the ci-asan and ci-tsan presets).
@@ -9,7 +10,9 @@
 #   tools/test.sh --no-sanitizers  # the main suite only
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ -f build/build.ninja ]] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The Python package and its tests build against tools/venv.sh's Python.
+[[ -f build/build.ninja ]] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPython_EXECUTABLE="$(tools/venv.sh)/bin/python"
 cmake --build build
 ctest --test-dir build --output-on-failure -j2
 

@@ -402,8 +402,15 @@ def static_size(x: Any, dim: int) -> Optional[int]:
     return s if isinstance(s, int) else None
 
 
-def slice_of(b: Builder, x: Any, dim: int, start: int, end: Optional[int], step: int) -> str:
+def slice_of(b: Builder, x: Any, dim: int, start: int, end: Optional[int], step: int, taken: Any = None) -> str:
+    """x[start:end:step] along dim; `taken`, the result's size there."""
     size = static_size(x, dim)
+    if size is None and isinstance(taken, int) and start >= 0 and step > 0:
+        # A static piece of a symbolic dim (x[:, :1] with a dynamic length,
+        # which torch guarded to be long enough): the rows by index, since
+        # graphc's slice of a symbolic dim takes all of it.
+        rows = b.emit("iota", [], {"dim": 0, "start": start, "step": step}, type=f"i64[{taken}]")
+        return b.emit("index_select", [b.value(x), rows], {"dim": dim})
     if end is not None and size is not None and end >= size:
         end = None
     if end is not None and end >= 2**62:
@@ -419,7 +426,7 @@ def slice_(b: Builder, node: torch.fx.Node) -> str:
     for v in (start, end, step):
         if v is not None and not isinstance(v, int):
             raise Unsupported("a slice with symbolic bounds")
-    return slice_of(b, x, dim, start, end, step)
+    return slice_of(b, x, dim, start, end, step, out(node).shape[dim])
 
 
 @handles(aten.select.int)
@@ -428,7 +435,10 @@ def select(b: Builder, node: torch.fx.Node) -> str:
     if not isinstance(index, int):
         raise Unsupported("select at a symbolic index")
     dim = norm_dim(dim, rank(x))
-    s = b.emit("slice", [b.value(x)], {"dim": dim, "start": index, "end": None if index == -1 else index + 1})
+    if index >= 0:
+        s = slice_of(b, x, dim, index, index + 1, 1, 1)
+    else:
+        s = b.emit("slice", [b.value(x)], {"dim": dim, "start": index, "end": None if index == -1 else index + 1})
     return b.emit("squeeze", [s], {"dim": dim})
 
 

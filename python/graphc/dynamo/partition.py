@@ -25,7 +25,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 import graphc
 from graphc.dynamo import logs
 from graphc.dynamo.aten_ops import HANDLERS
-from graphc.dynamo.translate import Builder, Unsupported, output_nodes, translate, val
+from graphc.dynamo.translate import Builder, Translation, Unsupported, output_nodes, translate, val
 
 aten = torch.ops.aten
 
@@ -107,6 +107,18 @@ def prepare(arg: torch.Tensor, how: int) -> torch.Tensor:
     return arg.detach() if how == 1 else arg
 
 
+_CARRIERS: Dict[int, torch.Tensor] = {}
+
+
+def size_carrier(size: int) -> torch.Tensor:
+    """A tensor of `size` bytes whose only use is its size: how a SymInt no
+    other input's shape holds reaches graphc (it binds symbols from shapes)."""
+    carrier = _CARRIERS.get(size)
+    if carrier is None:
+        carrier = _CARRIERS[size] = torch.empty(size, dtype=torch.int8)
+    return carrier
+
+
 # Weight sets one partition compiles frozen executables for before it
 # compiles one that takes the weights as inputs (as Dynamo's
 # cache_size_limit bounds recompiles).
@@ -122,11 +134,13 @@ class PartitionProgram:
     gets its own frozen executable, up to MAX_WEIGHT_SETS, then one
     executable that takes the weights as inputs serves the rest."""
 
-    def __init__(self, name: str, text: str, params: List[Optional[str]], weight_positions: List[int],
+    def __init__(self, name: str, translation: Translation, weight_positions: List[int],
                  placeholders: List[torch.fx.Node], args: Sequence[Any], device: str, dump_dir: str,
                  record: logs.CompileRecord) -> None:
-        self.name, self.text, self.params, self.device, self.dump_dir = name, text, params, device, dump_dir
-        self.record = record
+        self.name, self.text, self.params = name, translation.text, translation.params
+        self.carriers = translation.carriers
+        self.device, self.dump_dir, self.record = device, dump_dir, record
+        params = self.params
         self.weight_positions = weight_positions
         tensor_positions = [i for i, p in enumerate(params) if p is not None]
         self.runtime_positions = [i for i in tensor_positions if i not in set(weight_positions)]
@@ -147,10 +161,13 @@ class PartitionProgram:
         weights = [args[i] for i in self.weight_positions]
         return all(map(operator.is_, weights, self.weights)) and [w._version for w in weights] == self.versions
 
+    def inputs(self, args: Sequence[Any], positions: List[int], preparation: List[int]) -> List[torch.Tensor]:
+        tensors = [prepare(args[i], how) for i, how in zip(positions, preparation)]
+        return tensors + [size_carrier(int(args[i])) for i in self.carriers] if self.carriers else tensors
+
     def run(self, args: Sequence[Any]) -> List[torch.Tensor]:
         if not self.weight_positions or self.same_weights(args):
-            return self.exe.run(*[prepare(args[i], how) for i, how in zip(self.runtime_positions,
-                                                                          self.runtime_preparation)])
+            return self.exe.run(*self.inputs(args, self.runtime_positions, self.runtime_preparation))
         return self.run_other_weights(args)
 
     def run_other_weights(self, args: Sequence[Any]) -> List[torch.Tensor]:
@@ -161,12 +178,11 @@ class PartitionProgram:
             logs.log("recompiles", f"{self.name}: called with other weights: frozen again")
             exe = self.variants[key] = self._frozen(weights)
         if exe is not None:
-            return exe.run(*[prepare(args[i], how) for i, how in zip(self.runtime_positions,
-                                                                     self.runtime_preparation)])
+            return exe.run(*self.inputs(args, self.runtime_positions, self.runtime_preparation))
         if self.unfrozen is None:
             logs.log("recompiles", f"{self.name}: over {MAX_WEIGHT_SETS} weight sets: weights passed as inputs")
             self.unfrozen = compile_partition(self.name, self.text, {}, self.device, self.dump_dir, self.record)
-        return self.unfrozen.run(*[prepare(args[i], how) for i, how in zip(self.all_positions, self.all_preparation)])
+        return self.unfrozen.run(*self.inputs(args, self.all_positions, self.all_preparation))
 
 
 class GraphcKernel(torch.nn.Module):
@@ -273,14 +289,15 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
         name = f"{record.name}_{node.target}"
         try:
             start = time.perf_counter()
-            text, params = translate(sub, name, HANDLERS)
+            translation = translate(sub, name, HANDLERS)
+            params = translation.params
             record.stages["translate"] = record.stages.get("translate", 0.0) + time.perf_counter() - start
             placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
             weight_positions = [i for i, outer in enumerate(node.args)
                                 if params[i] is not None and isinstance(outer, torch.fx.Node)
                                 and outer.op == "placeholder" and outer.name in frozen]
             examples = [frozen[outer.name] if i in weight_positions else None for i, outer in enumerate(node.args)]
-            program = PartitionProgram(name, text, params, weight_positions, placeholders, examples, device,
+            program = PartitionProgram(name, translation, weight_positions, placeholders, examples, device,
                                        dump_dir, record)
         except (Unsupported, graphc.Error) as e:
             record.failed_partitions.append(f"{name}: {e}")
@@ -288,7 +305,7 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
             continue
         _, returns_tuple = output_nodes(sub)
         setattr(fused, node.target, GraphcKernel(program, returns_tuple))
-        record.graphs.append(text)
+        record.graphs.append(translation.text)
         ops = sum(1 for n in sub.graph.nodes if n.op == "call_function")
         record.partitions += 1
         record.graphc_ops += ops

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -199,18 +200,40 @@ def translate_nodes(b: Builder, nodes: Sequence[torch.fx.Node], handlers: Dict[A
     return outputs
 
 
-def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler]) -> Tuple[str, List[Optional[str]]]:
-    """The ``.graph`` text of ``gm`` (one graph named ``@name``), and for each
-    placeholder the graphc parameter it became (None for a SymInt)."""
+@dataclass
+class Translation:
+    """A partition as graphc text: `params[i]`, the graphc parameter
+    placeholder i became (None for a SymInt); `carriers`, the placeholders
+    (SymInts) whose value no tensor's size holds, each passed at run time
+    as a tensor of that size, the last parameters (graphc binds symbolic
+    sizes from its inputs' shapes)."""
+
+    text: str
+    params: List[Optional[str]]
+    carriers: List[int]
+
+
+def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler]) -> Translation:
+    """The ``.graph`` text of ``gm`` (one graph named ``@name``)."""
     b = Builder(name)
     outputs = translate_nodes(b, list(gm.graph.nodes), handlers)
-    params = [b.values[n][1:] if n in b.values else None for n in gm.graph.nodes if n.op == "placeholder"]
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    params = [b.values[n][1:] if n in b.values else None for n in placeholders]
+    # The symbols the tensor parameters' shapes bind ("%v3: f32[s0, 2*s1]").
+    bound = {symbol for p in b.params for symbol in re.findall(r"[A-Za-z_]\w*", p[p.index("[") + 1:p.rindex("]")])}
+    carriers = []
+    for i, node in enumerate(placeholders):
+        v = val(node)
+        if isinstance(v, torch.SymInt) and v.node.expr.is_Symbol and str(v.node.expr) not in bound:
+            b.params.append(f"{b.fresh()}: i8[{v.node.expr}]")
+            bound.add(str(v.node.expr))
+            carriers.append(i)
     returned, _ = output_nodes(gm)
     result_types = [type_text(val(node)) for node in returned]
     body = "\n".join(b.lines)
     text = (f"graph @{name}({', '.join(b.params)}) -> ({', '.join(result_types)}) {{\n"
             f"{body}\n  return {', '.join(outputs)}\n}}\n")
-    return text, params
+    return Translation(text, params, carriers)
 
 
 def output_nodes(gm: torch.fx.GraphModule) -> Tuple[List[Any], bool]:
