@@ -39,8 +39,8 @@ Graph Graph::withConstants(const std::map<std::string, Tensor>& values) const {
     const size_t k = paramIndex(g, name);
     ir::Value* param = g.body.param(k);
     if (!fits(param->type, value))
-      throw Error(fmt::format("parameter %{} is {}; the constant given for it is {}", name,
-                              ir::toString(param->type), ir::toString(value.type())));
+      throw Error(fmt::format("parameter %{} is {}; the constant given for it is {}", name, ir::toString(param->type),
+                              ir::toString(value.type())));
     // Small values print as numbers; weights as dense bytes of a copy.
     ir::AttrMap attrs;
     if (value.numel() <= 16) {
@@ -66,8 +66,7 @@ Graph Graph::withDynamicDims(const std::map<std::string, std::map<int64_t, std::
     ir::Value* param = g.body.param(paramIndex(g, name));
     for (const auto& [dim, symbol] : marks) {
       const int64_t rank = param->type.rank();
-      if (dim < -rank || dim >= rank)
-        throw Error(fmt::format("parameter %{} has rank {}: no dim {}", name, rank, dim));
+      if (dim < -rank || dim >= rank) throw Error(fmt::format("parameter %{} has rank {}: no dim {}", name, rank, dim));
       if (symbol.empty() || !(std::isalpha(static_cast<unsigned char>(symbol[0])) || symbol[0] == '_'))
         throw Error(fmt::format("'{}' is not a symbol name (a letter or '_', then letters, digits, '_')", symbol));
       for (char c : symbol)

@@ -88,8 +88,8 @@ Framework frameworkOf(nb::handle object) {
 Tensor wrapArray(nb::handle array, const std::string& what) {
   nb::ndarray<nb::ro> a;
   if (!nb::try_cast(array, a, /*convert=*/false))
-    throw nb::type_error(fmt::format("{} is a {}, not an array (anything with __dlpack__ or the buffer protocol)",
-                                     what, nb::cast<std::string>(nb::type_name(array.type())))
+    throw nb::type_error(fmt::format("{} is a {}, not an array (anything with __dlpack__ or the buffer protocol)", what,
+                                     nb::cast<std::string>(nb::type_name(array.type())))
                              .c_str());
   if (a.device_type() != nb::device::cpu::value)
     throw nb::value_error(fmt::format("{} is in device memory; graphc takes host arrays (call .cpu())", what).c_str());

@@ -24,8 +24,7 @@ nb::object diagnostic(const ir::Diagnostic& d) {
   for (const ir::Diagnostic& n : d.notes) notes.append(diagnostic(n));
   const bool known = d.loc.known();
   return errorClass("Diagnostic")(known ? nb::cast(d.loc.buffer->name) : nb::none(), d.loc.line, d.loc.col,
-                                  severities[static_cast<int>(d.severity)], d.message, nb::tuple(notes),
-                                  ir::format(d));
+                                  severities[static_cast<int>(d.severity)], d.message, nb::tuple(notes), ir::format(d));
 }
 
 void raise(nb::object cls, nb::object value) { PyErr_SetObject(cls.ptr(), value.ptr()); }

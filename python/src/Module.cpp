@@ -121,8 +121,7 @@ nb::list signature(const Graph& g) {
   nb::list out;
   for (const auto& p : g.entry().body.params()) {
     nb::list shape;
-    for (const ir::Dim& d : p->type.shape)
-      shape.append(d.isStatic() ? nb::cast(d.size) : nb::cast(ir::toString(d)));
+    for (const ir::Dim& d : p->type.shape) shape.append(d.isStatic() ? nb::cast(d.size) : nb::cast(ir::toString(d)));
     out.append(nb::make_tuple(p->name, numpyDtypeName(p->type.dtype), nb::tuple(shape)));
   }
   return out;
@@ -144,7 +143,8 @@ NB_MODULE(_graphc, m) {
 
   nb::class_<Graph>(m, "Graph")
       .def_static("parse", &Graph::parse, "text"_a, "name"_a = "<string>")
-      .def_static("load", [](const std::string& path) { return Graph::load(path); }, "path"_a)
+      .def_static(
+          "load", [](const std::string& path) { return Graph::load(path); }, "path"_a)
       .def_prop_ro("name", [](const Graph& g) { return g.entry().name; })
       .def_prop_ro("inputs", &signature)
       .def("text", &Graph::text)
@@ -167,13 +167,12 @@ NB_MODULE(_graphc, m) {
              return nb::tuple(outputs);
            })
       .def("capture", &PyExecutable::capture, "inputs"_a, "outputs"_a)
-      .def(
-          "replay",
-          [](const PyExecutable& e) {
-            if (e.captured.empty()) throw nb::value_error("replay() before capture()");
-            nb::gil_scoped_release released;
-            e.exe.replay();
-          })
+      .def("replay",
+           [](const PyExecutable& e) {
+             if (e.captured.empty()) throw nb::value_error("replay() before capture()");
+             nb::gil_scoped_release released;
+             e.exe.replay();
+           })
       .def_prop_ro("input_names", &PyExecutable::inputNames)
       .def_prop_ro("device", [](const PyExecutable& e) { return std::string(deviceName(e.exe.device())); })
       .def_prop_ro("optimized", [](const PyExecutable& e) { return e.exe.optimized(); })

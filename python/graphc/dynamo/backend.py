@@ -1,7 +1,7 @@
 """The ``graphc`` torch.compile backend, laid out as OpenVINO's
 (``openvino.frontend.pytorch.torchdynamo.backend``): Dynamo hands over an
 FX graph of torch calls; make_fx lowers it to core ATen with graphc's
-decomposition table (functionalised, with Dynamo's symbolic sizes); the
+decomposition table (on Dynamo's fake tensors and symbolic sizes); the
 partitioner splits it into what graphc runs and what stays in PyTorch;
 each graphc partition is translated to a ``.graph`` and compiled by the
 C++ library; the rewritten graph is what torch calls from then on.
@@ -13,10 +13,10 @@ Options:
     device     "cpu" (default): where graphc runs the partitions.
     freezing   True (default): parameters and buffers become constants of
                the compiled graphs (packed once, folded where they can be),
-               as Inductor's ``freezing`` config; the compiled model then
-               does not see later in-place changes to its weights (call
-               ``torch._dynamo.reset()`` after loading new ones). False:
-               weights are passed on every call.
+               as Inductor's ``freezing`` config; each call checks that it
+               brings the same weight tensors, unchanged, and freezes other
+               ones again (partition.PartitionProgram). False: weights are
+               passed on every call.
     dump_dir   the debug dump folder (default ``$GRAPHC_DEBUG_DIR``): each
                partition's dump also holds the FX graph Dynamo handed over
                (fx_graph.py), the ATen graph (aten_graph.py) and the
@@ -29,6 +29,7 @@ input requiring grad) runs in eager PyTorch, with one line saying so.
 from __future__ import annotations
 
 import itertools
+import operator
 import time
 from typing import Any, Dict, List, Optional
 
@@ -80,8 +81,9 @@ def lower_to_aten(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
 
 def out_of_place(graph: torch.fx.Graph) -> None:
     """``relu_(x)`` becomes ``relu(x)`` where nothing can see the difference:
-    x is an intermediate (not a graph input) that no node after it reads.
-    Other in-place ops stay as they are, and so stay in PyTorch."""
+    x is an intermediate (not a graph input, not a view of another tensor)
+    that no node after it reads. Other in-place ops stay as they are, and
+    so stay in PyTorch."""
     order = {n: i for i, n in enumerate(graph.nodes)}
     for node in graph.nodes:
         target = node.target
@@ -91,13 +93,23 @@ def out_of_place(graph: torch.fx.Graph) -> None:
         if not name.endswith("_") or name.endswith("__") or not node.args:
             continue
         mutated = node.args[0]
-        if not isinstance(mutated, torch.fx.Node) or mutated.op == "placeholder":
+        if not isinstance(mutated, torch.fx.Node) or mutated.op == "placeholder" or is_view(mutated):
             continue
         if any(order[u] > order[node] for u in mutated.users if u is not node):
             continue
         functional = getattr(getattr(torch.ops.aten, name[:-1], None), target._overloadname, None)
         if functional is not None:
             node.target = functional
+
+
+def is_view(node: torch.fx.Node) -> bool:
+    """Whether `node`'s result may alias another tensor (a view op's, or one
+    FX cannot tell)."""
+    if node.op == "call_function" and node.target is operator.getitem:  # one output of a multi-output op
+        return is_view(node.args[0])
+    if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+        return True
+    return any(r.alias_info is not None for r in node.target._schema.returns)
 
 
 def graphc_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: Optional[Dict[str, Any]] = None,

@@ -125,6 +125,21 @@ def size_carrier(size: int) -> torch.Tensor:
 MAX_WEIGHT_SETS = 8
 
 
+def picker(positions: List[int]) -> Any:
+    """args -> [args[i] for i in positions], in C (operator.itemgetter)."""
+    if not positions:
+        return lambda args: []
+    get = operator.itemgetter(*positions)
+    return (lambda args: [get(args)]) if len(positions) == 1 else (lambda args: list(get(args)))
+
+
+# Tensors go to graphc as DLPack capsules made in C, and come back as NumPy
+# arrays that torch.from_numpy wraps: both without copies, and some 2 µs a
+# call cheaper than torch's __dlpack__ and from_dlpack, which are Python.
+# (bf16 has no NumPy dtype: partitions returning it take the slower road.)
+_TO_DLPACK = getattr(torch._C, "_to_dlpack", None)
+
+
 class PartitionProgram:
     """The executables of one partition. Frozen weights are the tensors the
     graph was compiled with, so each call checks that it brings those same
@@ -135,18 +150,19 @@ class PartitionProgram:
     executable that takes the weights as inputs serves the rest."""
 
     def __init__(self, name: str, translation: Translation, weight_positions: List[int],
-                 placeholders: List[torch.fx.Node], args: Sequence[Any], device: str, dump_dir: str,
-                 record: logs.CompileRecord) -> None:
+                 placeholders: List[torch.fx.Node], outputs: List[Any], args: Sequence[Any], device: str,
+                 dump_dir: str, record: logs.CompileRecord) -> None:
         self.name, self.text, self.params = name, translation.text, translation.params
         self.carriers = translation.carriers
         self.device, self.dump_dir, self.record = device, dump_dir, record
-        params = self.params
         self.weight_positions = weight_positions
-        tensor_positions = [i for i, p in enumerate(params) if p is not None]
-        self.runtime_positions = [i for i in tensor_positions if i not in set(weight_positions)]
-        self.runtime_preparation = argument_preparation(placeholders, self.runtime_positions)
-        self.all_positions, self.all_preparation = tensor_positions, argument_preparation(placeholders,
-                                                                                         tensor_positions)
+        self.pick_weights = picker(weight_positions)
+        tensor_positions = [i for i, p in enumerate(self.params) if p is not None]
+        runtime_positions = [i for i in tensor_positions if i not in set(weight_positions)]
+        self.runtime = (runtime_positions, argument_preparation(placeholders, runtime_positions))
+        self.everything = (tensor_positions, argument_preparation(placeholders, tensor_positions))
+        self.pick_runtime = picker(runtime_positions) if not any(self.runtime[1]) else None
+        self.via_numpy = _TO_DLPACK is not None and all(val(o).dtype != torch.bfloat16 for o in outputs)
         self.weights = [args[i] for i in weight_positions]
         self.versions = [w._version for w in self.weights]
         self.exe = self._frozen(self.weights)
@@ -158,31 +174,43 @@ class PartitionProgram:
         return compile_partition(self.name, self.text, constants, self.device, self.dump_dir, self.record)
 
     def same_weights(self, args: Sequence[Any]) -> bool:
-        weights = [args[i] for i in self.weight_positions]
-        return all(map(operator.is_, weights, self.weights)) and [w._version for w in weights] == self.versions
+        weights = self.pick_weights(args)
+        return all(map(operator.is_, weights, self.weights)) and list(map(_version, weights)) == self.versions
 
-    def inputs(self, args: Sequence[Any], positions: List[int], preparation: List[int]) -> List[torch.Tensor]:
-        tensors = [prepare(args[i], how) for i, how in zip(positions, preparation)]
+    def inputs(self, args: Sequence[Any], plan: Any) -> List[torch.Tensor]:
+        positions, preparation = plan
+        if plan is self.runtime and self.pick_runtime is not None:
+            tensors = self.pick_runtime(args)
+        else:
+            tensors = [prepare(args[i], how) for i, how in zip(positions, preparation)]
         return tensors + [size_carrier(int(args[i])) for i in self.carriers] if self.carriers else tensors
+
+    def call(self, exe: graphc.Executable, tensors: List[torch.Tensor]) -> List[torch.Tensor]:
+        if self.via_numpy:
+            return list(map(torch.from_numpy, exe.run(*map(_TO_DLPACK, tensors))))
+        return exe.run(*tensors)
 
     def run(self, args: Sequence[Any]) -> List[torch.Tensor]:
         if not self.weight_positions or self.same_weights(args):
-            return self.exe.run(*self.inputs(args, self.runtime_positions, self.runtime_preparation))
+            return self.call(self.exe, self.inputs(args, self.runtime))
         return self.run_other_weights(args)
 
     def run_other_weights(self, args: Sequence[Any]) -> List[torch.Tensor]:
-        weights = [args[i] for i in self.weight_positions]
+        weights = self.pick_weights(args)
         key = tuple((w.data_ptr(), w._version, tuple(w.shape)) for w in weights)
         exe = self.variants.get(key)
         if exe is None and len(self.variants) < MAX_WEIGHT_SETS:
             logs.log("recompiles", f"{self.name}: called with other weights: frozen again")
             exe = self.variants[key] = self._frozen(weights)
         if exe is not None:
-            return exe.run(*self.inputs(args, self.runtime_positions, self.runtime_preparation))
+            return self.call(exe, self.inputs(args, self.runtime))
         if self.unfrozen is None:
             logs.log("recompiles", f"{self.name}: over {MAX_WEIGHT_SETS} weight sets: weights passed as inputs")
             self.unfrozen = compile_partition(self.name, self.text, {}, self.device, self.dump_dir, self.record)
-        return self.unfrozen.run(*self.inputs(args, self.all_positions, self.all_preparation))
+        return self.call(self.unfrozen, self.inputs(args, self.everything))
+
+
+_version = operator.attrgetter("_version")
 
 
 class GraphcKernel(torch.nn.Module):
@@ -297,8 +325,8 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
                                 if params[i] is not None and isinstance(outer, torch.fx.Node)
                                 and outer.op == "placeholder" and outer.name in frozen]
             examples = [frozen[outer.name] if i in weight_positions else None for i, outer in enumerate(node.args)]
-            program = PartitionProgram(name, translation, weight_positions, placeholders, examples, device,
-                                       dump_dir, record)
+            program = PartitionProgram(name, translation, weight_positions, placeholders, output_nodes(sub)[0],
+                                       examples, device, dump_dir, record)
         except (Unsupported, graphc.Error) as e:
             record.failed_partitions.append(f"{name}: {e}")
             logs.log("graph_breaks", f"{name} runs in PyTorch: graphc could not compile it: {e}")
