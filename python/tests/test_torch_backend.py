@@ -107,12 +107,7 @@ def suite_models():
 def test_suite_model_matches_eager_in_one_partition(name):
     import make_models
 
-    build, make_inputs, _ = make_models.MODELS[name]
-    torch.manual_seed(0)
-    with torch.no_grad():
-        model = build().eval()
-        make_models.make_nontrivial(model)
-        make_models.normalise_head(model, make_inputs(2))
+    model, make_inputs, _ = make_models.build_module(name)
     args = make_inputs(2)
     got, expected = run_both(model, *args)
     torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)

@@ -281,19 +281,29 @@ def export(model, args, names, out_dir, variant, batches):
         save_tensor(expected, os.path.join(data, f"output_0.pb"))
 
 
+def build_module(name):
+    """Model `name` as the suite exports it: built with seed 0, in eval mode,
+    its statistics made non-trivial and its head normalised. Returns the
+    module, its inputs' maker (batch -> tuple) and the inputs' names."""
+    build, make_inputs, names = MODELS[name]
+    torch.manual_seed(0)
+    with torch.no_grad():
+        model = build().eval()
+        make_nontrivial(model)
+        normalise_head(model, make_inputs(2))
+    return model, make_inputs, names
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="", help="comma-separated model names")
     only = [n for n in parser.parse_args().only.split(",") if n]
     failures = []
-    for name, (build, make_inputs, names) in MODELS.items():
+    for name in MODELS:
         if only and name not in only:
             continue
-        torch.manual_seed(0)
+        model, make_inputs, names = build_module(name)
         with torch.no_grad():
-            model = build().eval()
-            make_nontrivial(model)
-            normalise_head(model, make_inputs(2))
             torch.manual_seed(1)
             batches = []
             for b in (2, 3):

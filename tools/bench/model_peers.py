@@ -53,15 +53,7 @@ THREADS = 2
 RTOL, ATOL = 1e-3, 1e-4
 
 
-def build_module(name):
-    """The module as make_models.py builds it before exporting."""
-    build, make_inputs, names = make_models.MODELS[name]
-    torch.manual_seed(0)
-    with torch.no_grad():
-        model = build().eval()
-        make_models.make_nontrivial(model)
-        make_models.normalise_head(model, make_inputs(2))
-    return model, make_inputs, names
+build_module = make_models.build_module  # the module as make_models.py builds it before exporting
 
 
 def export_path(name):
