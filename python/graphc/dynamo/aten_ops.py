@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 
 import torch
 import torch.fx
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from graphc.dynamo.translate import Builder, Dim, Handler, Raw, Unsupported, dim_text, dtype_name, literal, type_text, val
 
@@ -102,14 +103,12 @@ ARITHMETIC = {
     aten.add.Tensor: "add", aten.add.Scalar: "add", aten.sub.Tensor: "sub", aten.sub.Scalar: "sub",
     aten.mul.Tensor: "mul", aten.mul.Scalar: "mul", aten.div.Tensor: "div", aten.div.Scalar: "div",
     aten.pow.Tensor_Scalar: "pow", aten.pow.Tensor_Tensor: "pow", aten.maximum.default: "maximum",
-    aten.minimum.default: "minimum", aten.fmod.Scalar: None,
+    aten.minimum.default: "minimum",
 }
 
 
 def arithmetic(b: Builder, node: torch.fx.Node) -> str:
     op = ARITHMETIC[node.target]
-    if op is None:
-        raise Unsupported(f"{node.target}")
     dtype = out(node).dtype
     x, y = node.args[0], node.args[1]
     if op == "pow" and not dtype.is_floating_point:
@@ -218,17 +217,15 @@ def reduction(b: Builder, node: torch.fx.Node) -> str:
     op = {aten.sum.dim_IntList: "sum", aten.sum.default: "sum", aten.mean.dim: "mean",
           aten.mean.default: "mean", aten.amax.default: "amax", aten.amin.default: "amin"}[node.target]
     dtype = out(node).dtype
+    if op == "sum" and dtype != torch.int64 and not dtype.is_floating_point:
+        raise Unsupported(f"sum to {dtype}")  # graphc sums integers to i64, as torch does by default
     x = node.args[0]
     xs = b.value(x)
     if op in ("sum", "mean") and val(x).dtype != dtype:
         xs = b.cast(x, dtype)
     if node.target in (aten.sum.default, aten.mean.default):
-        r = b.emit(op, [xs])
-    else:
-        r = b.emit(op, [xs], {"dims": reduce_dims(node), "keepdim": bool(arg(node, 2, "keepdim", False))})
-    if op == "sum" and dtype != torch.int64 and not dtype.is_floating_point:
-        raise Unsupported(f"sum to {dtype}")
-    return r
+        return b.emit(op, [xs])
+    return b.emit(op, [xs], {"dims": reduce_dims(node), "keepdim": bool(arg(node, 2, "keepdim", False))})
 
 
 @handles(aten.any.dim, aten.any.dims, aten.any.default)
@@ -458,7 +455,9 @@ def split(b: Builder, node: torch.fx.Node) -> tuple:
 
 @handles(aten.cat.default)
 def cat(b: Builder, node: torch.fx.Node) -> str:
-    tensors = [t for t in node.args[0] if val(t).numel() != 0 or val(t).dim() > 1]
+    # torch.cat skips 1-D empty tensors (its legacy rule); a symbolic size
+    # is not asked about, which would pin it.
+    tensors = [t for t in node.args[0] if not (val(t).dim() == 1 and statically_known_true(val(t).shape[0] == 0))]
     dtype = out(node).dtype
     dim = norm_dim(arg(node, 1, "dim", 0), rank(node))
     return b.emit("concat", [b.cast(t, dtype) for t in tensors], {"dim": dim})
@@ -511,12 +510,17 @@ def index(b: Builder, node: torch.fx.Node) -> str:
 
 @handles(aten.as_strided.default, aten.as_strided_.default)
 def as_strided(b: Builder, node: torch.fx.Node) -> str:
-    """Only the view that is a reshape: contiguous strides, offset 0 (and
-    for the in-place form, a tensor nothing else reads)."""
+    """Only the view that is a reshape: static sizes, contiguous strides,
+    offset 0, over an input whose storage is laid out as its values are
+    (as_strided reads the storage; graphc's values are dense) — and for
+    the in-place form, a tensor nothing else reads."""
     x, size, stride = node.args[:3]
     if node.target is aten.as_strided_.default and len(x.users) != 1:
         raise Unsupported("as_strided_ of a tensor read elsewhere")
-    if arg(node, 3, "storage_offset", 0) not in (0, None) or val(x).numel() != out(node).numel():
+    if not all(isinstance(v, int) for v in list(size) + list(stride) + list(val(x).shape)):
+        raise Unsupported("as_strided with symbolic sizes")
+    if arg(node, 3, "storage_offset", 0) not in (0, None) or not val(x).is_contiguous() or \
+            val(x).numel() != out(node).numel():
         raise Unsupported("as_strided that is not a reshape")
     expected = 1
     for sz, st in reversed(list(zip(size, stride))):
