@@ -236,3 +236,20 @@ def test_backend_name_comes_from_the_entry_point():
             "    assert torch.allclose(torch.compile(m, backend='graphc')(x), m(x), atol=1e-5)\n"
             "import sys; assert 'graphc.dynamo' in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
+
+
+class PoolWithIndices(nn.Module):
+    def forward(self, x):
+        y, indices = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+        return torch.relu(y) + 1, indices
+
+
+def test_an_output_graphc_does_not_compute_leaves_its_op_to_pytorch():
+    x = torch.randn(1, 2, 4, 4)
+    with torch.no_grad():
+        (y, i), (ey, ei) = torch.compile(PoolWithIndices(), backend="graphc")(x), PoolWithIndices()(x)
+    torch.testing.assert_close(y, ey)
+    assert torch.equal(i, ei)
+    (record,) = graphc_records()
+    assert record.partitions == 1 and not record.failed_partitions
+    assert any("max_pool2d_with_indices" in op for op, _ in record.eager_ops)

@@ -46,16 +46,31 @@ def why_unsupported(node: torch.fx.Node) -> Optional[str]:
         return f"a {node.op} node"
     if node.target is operator.getitem:
         producer = node.args[0]
-        if isinstance(producer, torch.fx.Node) and producer.op == "call_function" and producer.target in HANDLERS:
-            return why_unsupported(producer)
-        return "reads the output of an op graphc does not run"
+        if not (isinstance(producer, torch.fx.Node) and producer.op == "call_function"
+                and producer.target in HANDLERS):
+            return "reads the output of an op graphc does not run"
+        return why_unsupported(producer)
     if node.target not in HANDLERS:
         return "graphc has no translation for it"
+    reason, outputs = translate_alone(node)
+    if reason is None and isinstance(outputs, tuple):
+        # The partitioner keeps getitems with their producer: an output
+        # graphc does not compute (max pooling's indices) that is read
+        # leaves the op to PyTorch.
+        for user in node.users:
+            if user.target is operator.getitem and outputs[user.args[1]] is None:
+                return f"its output {user.args[1]} is read, which graphc does not compute"
+    return reason
+
+
+def translate_alone(node: torch.fx.Node) -> Any:
+    """(None, what it became) if `node` translates into a scratch graph of
+    its own, else (why not, None)."""
     values = [val(node)] if not isinstance(val(node), (tuple, list)) else list(val(node))
     values += [val(n) for n in node.all_input_nodes]
     for v in values:
         if isinstance(v, torch.Tensor) and v.device.type != "cpu":
-            return f"a tensor on {v.device} (the backend runs host tensors)"
+            return f"a tensor on {v.device} (the backend runs host tensors)", None
     b = Builder("check")
     try:
         for n in node.all_input_nodes:
@@ -63,12 +78,11 @@ def why_unsupported(node: torch.fx.Node) -> Optional[str]:
                 b.values[n] = n
             elif isinstance(val(n), torch.Tensor):
                 b.param(n)
-        HANDLERS[node.target](b, node)
+        return None, HANDLERS[node.target](b, node)
     except Unsupported as e:
-        return str(e)
+        return str(e), None
     except Exception as e:  # a form the table did not foresee: PyTorch runs it
-        return f"{type(e).__name__}: {e}"
-    return None
+        return f"{type(e).__name__}: {e}", None
 
 
 class GraphcSupport(OperatorSupportBase):
