@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 from graphc._graphc import Executable, Graph
 from graphc._graphc import compile as _compile
@@ -91,6 +91,3 @@ def _looks_like_text(source: str) -> bool:
     stripped = source.lstrip()
     return "\n" in source or stripped.startswith("graph ") or stripped.startswith("graph@") or stripped.startswith("//")
 
-
-__all__: list = ["compile", "load", "parse", "Executable", "Graph"]
-_ = Dict  # typing re-export for older Pythons' annotations
