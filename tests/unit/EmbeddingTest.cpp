@@ -307,6 +307,50 @@ TEST(CompileApiTest, CudaWithoutADeviceIsOneClearError) {
   }
 }
 
+// --- graph edits ---------------------------------------------------------------
+
+TEST(GraphEditsTest, WithConstantsBindsWeightsByCopyAndRunsOnTheRest) {
+  const Graph g = trace(mlp, kMlpSpecs, "mlp");
+  std::vector<Tensor> in = mlpInputs(3);
+  const std::vector<Tensor> want = compile(g, {.device = Device::Reference}).run(in);
+  Tensor w1 = rand({32, 16}, 2);
+  const Graph frozen = g.withConstants({{"w1", w1}, {"b1", in[2]}, {"w2", in[3]}, {"b2", in[4]}});
+  ASSERT_EQ(frozen.entry().body.params().size(), 1u);
+  EXPECT_EQ(g.entry().body.params().size(), 5u);  // the original is untouched
+  std::memset(w1.data(), 0, w1.nbytes());         // copied: the caller's tensor stays theirs
+  for (Device d : {Device::Reference, Device::Cpu}) expectClose(compile(frozen, {.device = d}).run({in[0]}), want);
+}
+
+TEST(GraphEditsTest, WithConstantsRejectsUnknownNamesAndMisfits) {
+  const Graph g = trace(mlp, kMlpSpecs, "mlp");
+  EXPECT_THROW(g.withConstants({{"w9", rand({32, 16}, 1)}}), Error);
+  EXPECT_THROW(g.withConstants({{"w1", rand({16, 32}, 1)}}), Error);              // wrong shape
+  EXPECT_THROW(g.withConstants({{"w1", rand({32, 16}, 1, DType::F64)}}), Error);  // wrong dtype
+  EXPECT_THROW(g.withConstants({{"x", rand({2, 16}, 1)}}), Error);                // a symbolic dim
+}
+
+TEST(GraphEditsTest, WithDynamicDimsUnpinsAStaticBatch) {
+  const Graph g = Graph::parse(
+      "graph @f(%x: f32[2, 4]) -> (f32[2, 4]) {\n  %y = relu(%x)\n  %z = softmax(%y) {dim = -1}\n  return %z\n}\n");
+  const Graph dynamic = g.withDynamicDims({{"x", {{0, "N"}}}});
+  EXPECT_EQ(ir::toString(dynamic.entry().body.param(0)->type), "f32[N, 4]");
+  EXPECT_EQ(ir::toString(dynamic.entry().resultTypes), "f32[N, 4]");
+  const Executable exe = compile(dynamic);
+  for (int64_t n : {1, 5}) EXPECT_EQ(exe.run({rand({n, 4}, 1)})[0].shape(), (std::vector<int64_t>{n, 4}));
+  EXPECT_THROW(g.withDynamicDims({{"x", {{2, "N"}}}}), Error);
+  EXPECT_THROW(g.withDynamicDims({{"q", {{0, "N"}}}}), Error);
+  EXPECT_THROW(g.withDynamicDims({{"x", {{0, "2N"}}}}), Error);
+  // A rule that needs the static size fails located.
+  const Graph pinned = Graph::parse(
+      "graph @g(%x: f32[2, 4]) -> (f32[8]) {\n  %y = reshape(%x) {shape = [8]}\n  return %y\n}\n", "pinned.graph");
+  try {
+    (void)pinned.withDynamicDims({{"x", {{0, "N"}}}});
+    ADD_FAILURE() << "a reshape to a static size accepted a symbolic batch";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("pinned.graph:2:"), std::string::npos) << e.what();
+  }
+}
+
 // --- compiled(fn) ------------------------------------------------------------
 
 TEST(CompiledTest, RecompilesOnceForANewStaticSizeWithTheReasonLogged) {
