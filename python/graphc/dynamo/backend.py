@@ -28,6 +28,7 @@ input requiring grad) runs in eager PyTorch, with one line saying so.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import operator
 import time
@@ -129,7 +130,8 @@ def graphc_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options:
                   "PyTorch: graphc does not differentiate yet; use torch.no_grad() or eval for inference")
         return gm.forward
 
-    aten_gm = lower_to_aten(gm)
+    scalars, traced = specialize_scalars(gm, example_inputs)
+    aten_gm = lower_to_aten(traced)
     record.stages["lower to ATen"] = time.perf_counter() - start
     # make_fx keeps Dynamo's inputs, in order: the weights among them are
     # frozen as constants (unless the options say not to).
@@ -141,4 +143,41 @@ def graphc_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options:
     record.seconds = time.perf_counter() - start
     logs.log("backend", f"{record.name}: {record.partitions} graphc partition(s), {len(record.eager_ops)} op(s) "
                         f"in PyTorch, {record.cache_hits} cache hit(s), {record.seconds:.3f} s")
-    return direct_call(fused) or fused.forward
+    compiled = direct_call(fused) or fused.forward
+    if not scalars:
+        return compiled
+
+    def checked(*args: Any) -> Any:
+        if all(args[i].item() == value for i, value in scalars):
+            return compiled(*args)
+        logs.log("recompiles", f"{record.name}: a scalar input changed: this call runs in eager PyTorch")
+        return gm.forward(*args)
+
+    return checked
+
+
+def specialize_scalars(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> Any:
+    """With dynamic shapes Dynamo lifts a module's float attributes (an
+    embedding's norm_type, a dropout's p) to 0-dim tensor inputs read by
+    ``.item()``, a data-dependent value make_fx cannot trace. Each such
+    input becomes its value (a copy of the graph is rewritten; `gm` stays
+    as it was) and the compiled function checks the values on each call,
+    running `gm` eagerly when one differs. Returns ((input index, value),
+    ...) and the graph to lower."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    found = []
+    for i, (node, example) in enumerate(zip(placeholders, example_inputs)):
+        if (isinstance(example, torch.Tensor) and not isinstance(example, torch.nn.Parameter) and example.dim() == 0
+                and node.users and all(u.op == "call_method" and u.target == "item" for u in node.users)):
+            found.append((i, example.item()))
+    if not found:
+        return (), gm
+    graph = copy.deepcopy(gm.graph)
+    copies = [n for n in graph.nodes if n.op == "placeholder"]
+    for i, value in found:
+        for item in list(copies[i].users):
+            for user in list(item.users):
+                user.args = torch.fx.node.map_arg(user.args, lambda a, item=item: value if a is item else a)
+                user.kwargs = torch.fx.node.map_arg(user.kwargs, lambda a, item=item: value if a is item else a)
+            graph.erase_node(item)
+    return tuple(found), torch.fx.GraphModule(gm, graph)

@@ -93,7 +93,9 @@ class GraphcSupport(OperatorSupportBase):
     def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
         reason = why_unsupported(node)
         if reason is not None:
-            if node.op == "call_function":
+            # Size arithmetic on SymInts (s0 * s1) is no tensor work: it
+            # stays in Python without a word.
+            if node.op == "call_function" and not isinstance(val(node), (torch.SymInt, torch.SymFloat, int, float)):
                 self.reasons[node] = reason
             return False
         return True
