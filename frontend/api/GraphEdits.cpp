@@ -41,18 +41,11 @@ Graph Graph::withConstants(const std::map<std::string, Tensor>& values) const {
     if (!fits(param->type, value))
       throw Error(fmt::format("parameter %{} is {}; the constant given for it is {}", name, ir::toString(param->type),
                               ir::toString(value.type())));
-    // Small values print as numbers; weights as dense bytes of a copy.
-    ir::AttrMap attrs;
-    if (value.numel() <= 16) {
-      attrs.set("value", runtime::tensorAttribute(value));
-    } else {
-      Tensor copy(value.dtype(), value.shape());
-      std::memcpy(copy.data(), value.data(), value.nbytes());
-      attrs.set("value", runtime::denseAttribute(copy));
-    }
-    auto node = std::make_unique<ir::Node>(ir::OpId::Constant, std::vector<ir::Value*>{}, std::move(attrs), param->loc);
-    ir::Node* constant = g.body.insert(inserted++, std::move(node));
-    ir::Value* result = constant->addResult(param->type, param->name, param->loc);
+    // A copy: insertConstant's dense form shares the tensor's storage.
+    Tensor copy(value.dtype(), value.shape());
+    if (value.nbytes()) std::memcpy(copy.data(), value.data(), value.nbytes());
+    ir::Value* result = runtime::insertConstant(g.body, inserted++, copy, param->loc);
+    result->name = param->name;
     g.body.replaceAllUses(param, result);
     g.body.removeParam(k);
   }

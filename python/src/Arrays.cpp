@@ -85,23 +85,24 @@ Framework frameworkOf(nb::handle object) {
   return module == "torch" || module.starts_with("torch.") ? Framework::PyTorch : Framework::NumPy;
 }
 
-Tensor wrapArray(nb::handle array, const std::string& what) {
+Tensor wrapArray(nb::handle array, const ArrayName& name) {
   nb::ndarray<nb::ro> a;
   if (!nb::try_cast(array, a, /*convert=*/false))
-    throw nb::type_error(fmt::format("{} is a {}, not an array (anything with __dlpack__ or the buffer protocol)", what,
-                                     nb::cast<std::string>(nb::type_name(array.type())))
+    throw nb::type_error(fmt::format("{} is a {}, not an array (anything with __dlpack__ or the buffer protocol)",
+                                     name(), nb::cast<std::string>(nb::type_name(array.type())))
                              .c_str());
   if (a.device_type() != nb::device::cpu::value)
-    throw nb::value_error(fmt::format("{} is in device memory; graphc takes host arrays (call .cpu())", what).c_str());
+    throw nb::value_error(
+        fmt::format("{} is in device memory; graphc takes host arrays (call .cpu())", name()).c_str());
   std::optional<DType> dtype = dtypeOf(a.dtype());
   if (!dtype)
     throw nb::type_error(fmt::format("{} has a dtype graphc does not have (it has float16, bfloat16, float32, float64, "
                                      "int8, int32, int64, bool)",
-                                     what)
+                                     name())
                              .c_str());
   if (!cContiguous(a))
     throw nb::value_error(
-        fmt::format("{} is not C-contiguous; pass a contiguous array (np.ascontiguousarray, .contiguous())", what)
+        fmt::format("{} is not C-contiguous; pass a contiguous array (np.ascontiguousarray, .contiguous())", name())
             .c_str());
   std::vector<int64_t> shape(a.ndim());
   for (size_t d = 0; d < a.ndim(); ++d) shape[d] = static_cast<int64_t>(a.shape(d));

@@ -4,6 +4,7 @@
 // buffer, which the returned array keeps alive.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <nanobind/nanobind.h>
@@ -21,11 +22,15 @@ enum class Framework { NumPy, PyTorch };
 /// PyTorch if `object` is a torch.Tensor, else NumPy.
 Framework frameworkOf(nb::handle object);
 
-/// A Tensor over `array`'s memory (no copy). `what` names the array in
-/// errors ("input 2 (%x)"). Throws nb::type_error / nb::value_error for
+/// How an array is named in errors ("input 2 ('x')"), made only when one
+/// is thrown: every call wraps its inputs.
+using ArrayName = std::function<std::string()>;
+
+/// A Tensor over `array`'s memory (no copy). `name` names the array in
+/// errors. Throws nb::type_error / nb::value_error for
 /// what graphc cannot read in place: a dtype it lacks, device memory, a
 /// non-contiguous layout.
-Tensor wrapArray(nb::handle array, const std::string& what);
+Tensor wrapArray(nb::handle array, const ArrayName& name);
 
 /// `tensor` as an array of `framework` that owns the tensor's buffer.
 nb::object toArray(Tensor tensor, Framework framework);

@@ -30,19 +30,17 @@ namespace {
 /// An Executable and the arrays a capture() bound, which must stay alive
 /// (and in place) for replay().
 struct PyExecutable {
-  Executable exe;
-  std::vector<nb::object> captured;
-
-  std::vector<std::string> inputNames() const {
-    std::vector<std::string> names;
+  explicit PyExecutable(Executable e) : exe(std::move(e)) {
     for (const auto& p : exe.optimized().entry().body.params()) names.push_back(p->name);
-    return names;
   }
+
+  Executable exe;
+  std::vector<std::string> names;  // the inputs', in order: read by every call
+  std::vector<nb::object> captured;
 
   /// The positional and keyword arguments in parameter order, as Tensors
   /// over the callers' memory.
   std::vector<Tensor> bind(const nb::args& args, const nb::kwargs& kwargs, Framework& framework) const {
-    const std::vector<std::string> names = inputNames();
     std::vector<nb::handle> given(names.size());
     if (args.size() > names.size())
       throw nb::type_error(fmt::format("the graph takes {} inputs, {} were given", names.size(), args.size()).c_str());
@@ -61,7 +59,7 @@ struct PyExecutable {
     for (size_t k = 0; k < names.size(); ++k) {
       if (!given[k].is_valid()) throw nb::type_error(fmt::format("input {} ('{}') is missing", k, names[k]).c_str());
       if (frameworkOf(given[k]) == Framework::PyTorch) framework = Framework::PyTorch;
-      inputs.push_back(wrapArray(given[k], fmt::format("input {} ('{}')", k, names[k])));
+      inputs.push_back(wrapArray(given[k], [&] { return fmt::format("input {} ('{}')", k, names[k]); }));
     }
     return inputs;
   }
@@ -85,7 +83,8 @@ struct PyExecutable {
       std::vector<Tensor> out;
       size_t k = 0;
       for (nb::handle a : arrays) {
-        out.push_back(wrapArray(a, fmt::format("{} {}", what, k++)));
+        out.push_back(wrapArray(a, [&] { return fmt::format("{} {}", what, k); }));
+        ++k;
         keep.push_back(nb::borrow(a));
       }
       return out;
@@ -152,7 +151,8 @@ NB_MODULE(_graphc, m) {
           "with_constants",
           [](const Graph& g, const std::map<std::string, nb::object>& values) {
             std::map<std::string, Tensor> tensors;
-            for (const auto& [name, array] : values) tensors.emplace(name, wrapArray(array, "constant '" + name + "'"));
+            for (const auto& [name, array] : values)
+              tensors.emplace(name, wrapArray(array, [&] { return "constant '" + name + "'"; }));
             return g.withConstants(tensors);
           },
           "values"_a)
@@ -173,7 +173,7 @@ NB_MODULE(_graphc, m) {
              nb::gil_scoped_release released;
              e.exe.replay();
            })
-      .def_prop_ro("input_names", &PyExecutable::inputNames)
+      .def_prop_ro("input_names", [](const PyExecutable& e) { return e.names; })
       .def_prop_ro("device", [](const PyExecutable& e) { return std::string(deviceName(e.exe.device())); })
       .def_prop_ro("optimized", [](const PyExecutable& e) { return e.exe.optimized(); })
       .def_prop_ro("dump_dir", [](const PyExecutable& e) { return e.exe.dumpDir(); })
@@ -190,7 +190,7 @@ NB_MODULE(_graphc, m) {
          bool printWeights, const std::string& arch, const std::string& matmul) {
         CompileOptions options = optionsFrom(device, passes, dumpDir, printWeights, arch, matmul);
         nb::gil_scoped_release released;
-        return PyExecutable{compile(graph, options), {}};
+        return PyExecutable(compile(graph, options));
       },
       "graph"_a, "device"_a = "cpu", "passes"_a = "", "dump_dir"_a = "", "print_weights"_a = false, "arch"_a = "",
       "matmul"_a = "generated");

@@ -21,6 +21,7 @@ With --markdown, the section between <!-- torch-backends:begin --> and
 <!-- torch-backends:end --> of each file is rewritten with the table.
 """
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -67,12 +68,18 @@ def compiled(model, backend):
     return torch.compile(model, backend=backend)
 
 
-def child_first(name, backend):
+def prepared(name):
+    """In the child: 2 threads, the module, its batch-2 inputs and eager's output."""
     torch.set_num_threads(THREADS)
     model, make_inputs = module(name)
     args = make_inputs(BATCH)
     with torch.no_grad():
-        expected = model(*args)
+        return model, args, model(*args)
+
+
+def child_first(name, backend):
+    model, args, expected = prepared(name)
+    with torch.no_grad():
         fn = compiled(model, backend)
         start = time.perf_counter()
         got = fn(*args)
@@ -81,13 +88,8 @@ def child_first(name, backend):
 
 
 def child_steady(name, rounds):
-    torch.set_num_threads(THREADS)
-    model, make_inputs = module(name)
-    args = make_inputs(BATCH)
-    import copy
-
+    model, args, expected = prepared(name)
     with torch.no_grad():
-        expected = model(*args)
         variants = {"eager": model, "graphc": compiled(copy.deepcopy(model), "graphc"),
                     "inductor": compiled(copy.deepcopy(model), "inductor")}
         agrees = {}

@@ -101,11 +101,20 @@ class GraphcSupport(OperatorSupportBase):
         return True
 
 
-def argument_preparation(placeholders: List[torch.fx.Node], positions: List[int]) -> List[int]:
-    """What each argument at `positions` needs before graphc reads it in place,
-    from the example Dynamo traced with (its guards keep later calls
-    alike): 0 nothing, 1 detach (a weight that requires grad cannot be
-    exported), 2 contiguous (graphc reads dense C-ordered memory)."""
+def picker(positions: List[int]) -> Any:
+    """args -> [args[i] for i in positions], in C (operator.itemgetter)."""
+    if not positions:
+        return lambda args: []
+    get = operator.itemgetter(*positions)
+    return (lambda args: [get(args)]) if len(positions) == 1 else (lambda args: list(get(args)))
+
+
+def argument_reader(placeholders: List[torch.fx.Node], positions: List[int]) -> Any:
+    """args -> the tensors at `positions`, ready for graphc to read in place.
+    What each needs is decided once, from the example Dynamo traced with
+    (its guards keep later calls alike): nothing, a detach (a weight that
+    requires grad cannot be exported) or a contiguous copy (graphc reads
+    dense C-ordered memory); when none needs anything, a picker in C."""
     plan = []
     for i in positions:
         v = val(placeholders[i])
@@ -114,7 +123,9 @@ def argument_preparation(placeholders: List[torch.fx.Node], positions: List[int]
         except Exception:  # a symbolic layout: made contiguous on each call
             contiguous = False
         plan.append(2 if not contiguous else 1 if v.requires_grad else 0)
-    return plan
+    if not any(plan):
+        return picker(positions)
+    return lambda args: [prepare(args[i], how) for i, how in zip(positions, plan)]
 
 
 def prepare(arg: torch.Tensor, how: int) -> torch.Tensor:
@@ -139,14 +150,6 @@ def size_carrier(size: int) -> torch.Tensor:
 # compiles one that takes the weights as inputs (as Dynamo's
 # cache_size_limit bounds recompiles).
 MAX_WEIGHT_SETS = 8
-
-
-def picker(positions: List[int]) -> Any:
-    """args -> [args[i] for i in positions], in C (operator.itemgetter)."""
-    if not positions:
-        return lambda args: []
-    get = operator.itemgetter(*positions)
-    return (lambda args: [get(args)]) if len(positions) == 1 else (lambda args: list(get(args)))
 
 
 # Tensors go to graphc as DLPack capsules made in C, and come back as NumPy
@@ -175,9 +178,8 @@ class PartitionProgram:
         self.pick_weights = picker(weight_positions)
         tensor_positions = [i for i, p in enumerate(self.params) if p is not None]
         runtime_positions = [i for i in tensor_positions if i not in set(weight_positions)]
-        self.runtime = (runtime_positions, argument_preparation(placeholders, runtime_positions))
-        self.everything = (tensor_positions, argument_preparation(placeholders, tensor_positions))
-        self.pick_runtime = picker(runtime_positions) if not any(self.runtime[1]) else None
+        self.read_runtime = argument_reader(placeholders, runtime_positions)
+        self.read_everything = argument_reader(placeholders, tensor_positions)
         self.via_numpy = _TO_DLPACK is not None and all(val(o).dtype != torch.bfloat16 for o in outputs)
         self.weights = [args[i] for i in weight_positions]
         self.versions = [w._version for w in self.weights]
@@ -193,12 +195,8 @@ class PartitionProgram:
         weights = self.pick_weights(args)
         return all(map(operator.is_, weights, self.weights)) and list(map(_version, weights)) == self.versions
 
-    def inputs(self, args: Sequence[Any], plan: Any) -> List[torch.Tensor]:
-        positions, preparation = plan
-        if plan is self.runtime and self.pick_runtime is not None:
-            tensors = self.pick_runtime(args)
-        else:
-            tensors = [prepare(args[i], how) for i, how in zip(positions, preparation)]
+    def inputs(self, args: Sequence[Any], read: Any) -> List[torch.Tensor]:
+        tensors = read(args)
         return tensors + [size_carrier(int(args[i])) for i in self.carriers] if self.carriers else tensors
 
     def call(self, exe: graphc.Executable, tensors: List[torch.Tensor]) -> List[torch.Tensor]:
@@ -208,7 +206,7 @@ class PartitionProgram:
 
     def run(self, args: Sequence[Any]) -> List[torch.Tensor]:
         if not self.weight_positions or self.same_weights(args):
-            return self.call(self.exe, self.inputs(args, self.runtime))
+            return self.call(self.exe, self.inputs(args, self.read_runtime))
         return self.run_other_weights(args)
 
     def run_other_weights(self, args: Sequence[Any]) -> List[torch.Tensor]:
@@ -219,11 +217,11 @@ class PartitionProgram:
             logs.log("recompiles", f"{self.name}: called with other weights: frozen again")
             exe = self.variants[key] = self._frozen(weights)
         if exe is not None:
-            return self.call(exe, self.inputs(args, self.runtime))
+            return self.call(exe, self.inputs(args, self.read_runtime))
         if self.unfrozen is None:
             logs.log("recompiles", f"{self.name}: over {MAX_WEIGHT_SETS} weight sets: weights passed as inputs")
             self.unfrozen = compile_partition(self.name, self.text, {}, self.device, self.dump_dir, self.record)
-        return self.call(self.unfrozen, self.inputs(args, self.everything))
+        return self.call(self.unfrozen, self.inputs(args, self.read_everything))
 
 
 _version = operator.attrgetter("_version")
