@@ -9,7 +9,8 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(graphc_members graphc_ir graphc_runtime graphc_reference graphc_runtime_cpu graphc_parser graphc_passes
-  graphc_kernel graphc_plan graphc_disk_cache graphc_backends graphc_api)
+  graphc_kernel graphc_plan graphc_disk_cache graphc_backends graphc_cpu_executable graphc_deploy graphc_deploy_writer
+  graphc_api)
 set(GRAPHC_PACKAGE_HAS_CPU OFF)
 set(GRAPHC_PACKAGE_HAS_CUDA OFF)
 if(TARGET graphc_cpu)

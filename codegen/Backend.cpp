@@ -51,4 +51,8 @@ std::string Backend::emit(const ir::Graph&, std::string_view kind, const Compile
 
 std::vector<std::pair<std::string, std::string>> Backend::dumpFiles(const ir::Graph&) const { return {}; }
 
+Backend::ExportedCode Backend::exportCode(const ir::Graph&, const CompileOptions&, CompileReport&) const {
+  throw ir::Error(fmt::format("the {} backend cannot export a package", name()));
+}
+
 }  // namespace graphc::codegen

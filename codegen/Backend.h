@@ -10,6 +10,7 @@
 // stages (what --time-passes prints and a debug dump's timing.txt holds).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,16 @@ class Backend {
                            CompileReport& report) const;
   /// What a debug dump holds of `g`'s generated code: (file, text) pairs.
   virtual std::vector<std::pair<std::string, std::string>> dumpFiles(const ir::Graph& g) const;
+
+  /// The compiled code an exported package of `g` holds (docs/export.md):
+  /// its files (cpu: kernels.so) and what they were compiled for
+  /// ("triple", "cpu", "features", ...). Throws ir::Error for a backend
+  /// that cannot export, ir::LocatedError at a kernel it cannot compile.
+  struct ExportedCode {
+    std::vector<std::pair<std::string, std::string>> files;
+    std::map<std::string, std::string> target;
+  };
+  virtual ExportedCode exportCode(const ir::Graph& g, const CompileOptions& options, CompileReport& report) const;
 };
 
 /// The backend of a device; throws ir::Error naming what the build lacked

@@ -220,6 +220,7 @@ std::string toString(const Attribute& a, const AttributeTextOptions& options) {
     case Attribute::Kind::Dense: {
       const DenseElements& d = *a.dense;
       std::string out = fmt::format("dense<{}[{}], ", dtypeName(d.dtype), fmt::join(d.shape, ", "));
+      if (options.denseReference) return out + fmt::format("weights[\"{}\"]>", options.denseReference(d));
       if (options.elideDenseAbove >= 0 && d.numel() > options.elideDenseAbove) return out + "__elided__>";
       static constexpr char kHex[] = "0123456789ABCDEF";
       out.reserve(out.size() + 2 * d.nbytes + 6);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -101,6 +102,10 @@ std::optional<Attribute> firstElement(const Attribute& a);
 /// says what was there but does not parse back.
 struct AttributeTextOptions {
   int64_t elideDenseAbove = -1;  // -1: never elide
+  /// When set, every dense constant prints as a reference to where it is
+  /// stored instead, `dense<f32[512, 512], weights["c3"]>` (an exported
+  /// package's graph.graph; it does not parse back either).
+  std::function<std::string(const DenseElements&)> denseReference;
 };
 
 /// Text form, parseable by the .graph parser unless a dense value was elided

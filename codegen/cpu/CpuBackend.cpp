@@ -9,6 +9,7 @@
 
 #include "codegen/cpu/CpuExecutable.h"
 #include "codegen/cpu/Jit.h"
+#include "codegen/cpu/KernelLibrary.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/Lowering.h"
 #include "ir/Diagnostics.h"
@@ -60,6 +61,14 @@ class CpuBackend final : public Backend {
       }
     }
     return out;
+  }
+
+  ExportedCode exportCode(const ir::Graph& g, const CompileOptions&, CompileReport& report) const override {
+    const codegen::LoweredKernels lowered = codegen::lowerKernels(g, cpuLowerOptions());
+    ExportedCode code;
+    code.files.emplace_back("cpu/kernels.so", buildKernelLibrary(lowered, report));
+    code.target = Jit::instance().target();
+    return code;
   }
 
   std::vector<std::pair<std::string, std::string>> dumpFiles(const ir::Graph& g) const override {

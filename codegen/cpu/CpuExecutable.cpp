@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "codegen/StepPlan.h"
-#include "codegen/cpu/Jit.h"
+#include "codegen/cpu/CompiledKernel.h"
 #include "codegen/kernel/KernelIR.h"
 #include "ir/Half.h"
 #include "ir/Printer.h"
@@ -33,39 +33,6 @@ using codegen::StepPlan;
 
 int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes) {
   return ir::checkedExtent(dims, sizes, "a kernel's iteration space");
-}
-
-/// Compiles every kernel of `kernels` up front, in parallel on the thread
-/// pool (each kernel's compile is independent); the result is indexed like
-/// StepPlan::kernel.
-/// How the compile report marks a kernel that was not compiled afresh.
-std::string_view fromText(CompiledKernel::From from) {
-  switch (from) {
-    case CompiledKernel::From::Compiled: return "";
-    case CompiledKernel::From::Memory: return " (cached)";
-    case CompiledKernel::From::Disk: return " (disk cache)";
-  }
-  return "";
-}
-
-std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen::LoweredKernels& lowered,
-                                                                  CompileReport* report) {
-  std::vector<std::shared_ptr<const CompiledKernel>> compiled(lowered.kernels.size());
-  runtime::ThreadPool::global().parallelFor(
-      static_cast<int64_t>(compiled.size()), 1, [&](int64_t begin, int64_t end, int) {
-        for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
-          try {
-            compiled[i] = Jit::instance().compile(*lowered.kernels[i]);
-          } catch (const ir::Error& e) {
-            throw ir::LocatedError(lowered.fused[i]->loc, e.what());
-          }
-        }
-      });
-  if (report)
-    for (size_t i = 0; i < compiled.size(); ++i)
-      report->add(fmt::format("kernel {}{}", lowered.kernels[i]->name, fromText(compiled[i]->from)),
-                  compiled[i]->compileSeconds, /*detail=*/true);
-  return compiled;
 }
 
 // ---- binding: one call's (or one capture's) buffers and arguments ----------
@@ -530,9 +497,11 @@ class CpuExecutable final : public runtime::Executable {
 
 }  // namespace
 
-std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report) {
-  const codegen::LoweredKernels lowered = codegen::lowerKernels(g, cpuLowerOptions());
-  auto kernels = compileKernels(lowered, report);
+std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const codegen::LoweredKernels& lowered,
+                                                    std::vector<std::shared_ptr<const CompiledKernel>> kernels) {
+  if (kernels.size() != lowered.kernels.size())
+    throw ir::Error(
+        fmt::format("cpu executable: {} compiled kernels for {} fused ops", kernels.size(), lowered.kernels.size()));
   auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
   return std::make_unique<CpuExecutable>(g, std::move(kernels), std::move(plan));
 }

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "codegen/Backend.h"
+#include "codegen/StepPlan.h"
+#include "codegen/cpu/CompiledKernel.h"
 #include "codegen/kernel/Lowering.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
@@ -24,7 +26,14 @@ inline kernel::LowerOptions cpuLowerOptions() {
   return {.convolutionsAsGemm = true, .unrollSmallWindows = true, .mergeShortInnerDims = true};
 }
 
-/// Throws ir::LocatedError (at the node) for a kernel the backend cannot
+/// The Executable over kernels compiled already, one per fused op of `g`
+/// in `lowered` order (the JIT's, or an exported package's shared object).
+/// It refers to `g`, which must outlive it.
+std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const codegen::LoweredKernels& lowered,
+                                                    std::vector<std::shared_ptr<const CompiledKernel>> kernels);
+
+/// Compiles every kernel of `g` with the JIT (CompileGraph.cpp), then
+/// makeExecutable. Throws ir::LocatedError (at the node) for a kernel the backend cannot
 /// compile. The Executable refers to `g`, which must outlive it. `report`,
 /// if given, receives each kernel's compile time as a detail stage.
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report = nullptr);

@@ -139,12 +139,27 @@ struct Jit::Impl : std::enable_shared_from_this<Jit::Impl> {
   /// TargetMachines are not thread-safe: one per compiling thread.
   llvm::TargetMachine& threadMachine() {
     thread_local std::unique_ptr<llvm::TargetMachine> tm;
+    if (!tm) tm = createMachine(*builder);
+    return *tm;
+  }
+
+  /// The same machine generating position-independent code, for the
+  /// shared object of an exported package: the same CPU, features and
+  /// pipeline, so its kernels compute what the JIT's do, bit for bit.
+  llvm::TargetMachine& threadPicMachine() {
+    thread_local std::unique_ptr<llvm::TargetMachine> tm;
     if (!tm) {
-      auto created = builder->createTargetMachine();
-      if (!created) throw ir::Error("cpu backend: " + errorText(created.takeError()));
-      tm = std::move(*created);
+      llvm::orc::JITTargetMachineBuilder pic = *builder;
+      pic.setRelocationModel(llvm::Reloc::PIC_);
+      tm = createMachine(pic);
     }
     return *tm;
+  }
+
+  static std::unique_ptr<llvm::TargetMachine> createMachine(llvm::orc::JITTargetMachineBuilder& b) {
+    auto created = b.createTargetMachine();
+    if (!created) throw ir::Error("cpu backend: " + errorText(created.takeError()));
+    return std::move(*created);
   }
 
   Impl() {
@@ -197,9 +212,8 @@ struct Jit::Impl : std::enable_shared_from_this<Jit::Impl> {
   }
 
   /// A module holding kernel `k` as `name`, optimised at O3 for the host.
-  std::unique_ptr<llvm::Module> build(const codegen::kernel::Kernel& k, const std::string& name,
-                                      llvm::LLVMContext& ctx) {
-    llvm::TargetMachine& tm = threadMachine();
+  std::unique_ptr<llvm::Module> build(const codegen::kernel::Kernel& k, const std::string& name, llvm::LLVMContext& ctx,
+                                      llvm::TargetMachine& tm) {
     auto m = std::make_unique<llvm::Module>("graphc." + k.name, ctx);
     m->setDataLayout(tm.createDataLayout());
     m->setTargetTriple(tm.getTargetTriple().str());
@@ -215,12 +229,11 @@ struct Jit::Impl : std::enable_shared_from_this<Jit::Impl> {
   }
 
   /// Machine code for the module, as an in-memory object file.
-  std::unique_ptr<llvm::MemoryBuffer> codegen(llvm::Module& m, llvm::CodeGenFileType type) {
+  std::unique_ptr<llvm::MemoryBuffer> codegen(llvm::Module& m, llvm::CodeGenFileType type, llvm::TargetMachine& tm) {
     llvm::SmallString<0> buffer;
     llvm::raw_svector_ostream os(buffer);
     llvm::legacy::PassManager pm;
-    if (threadMachine().addPassesToEmitFile(pm, os, nullptr, type))
-      throw ir::Error("cpu backend: the host target cannot emit code");
+    if (tm.addPassesToEmitFile(pm, os, nullptr, type)) throw ir::Error("cpu backend: the host target cannot emit code");
     pm.run(m);
     return llvm::MemoryBuffer::getMemBufferCopy(buffer.str(), m.getModuleIdentifier());
   }
@@ -290,8 +303,8 @@ std::shared_ptr<const CompiledKernel> Jit::compile(const codegen::kernel::Kernel
   }
   if (!object || !impl_->link(*compiled, std::move(object))) {
     llvm::LLVMContext ctx;
-    std::unique_ptr<llvm::Module> m = impl_->build(k, kKernelSymbol, ctx);
-    object = impl_->codegen(*m, llvm::CodeGenFileType::ObjectFile);
+    std::unique_ptr<llvm::Module> m = impl_->build(k, kKernelSymbol, ctx, impl_->threadMachine());
+    object = impl_->codegen(*m, llvm::CodeGenFileType::ObjectFile, impl_->threadMachine());
     if (dir) writeCacheEntry(file, diskKey, object->getBuffer());
     compiled->from = CompiledKernel::From::Compiled;
     if (!impl_->link(*compiled, std::move(object)))
@@ -306,7 +319,7 @@ std::shared_ptr<const CompiledKernel> Jit::compile(const codegen::kernel::Kernel
 
 std::string Jit::emitLLVM(const codegen::kernel::Kernel& k) {
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx);
+  std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx, impl_->threadMachine());
   std::string text;
   llvm::raw_string_ostream os(text);
   m->print(os, nullptr);
@@ -315,8 +328,23 @@ std::string Jit::emitLLVM(const codegen::kernel::Kernel& k) {
 
 std::string Jit::emitAsm(const codegen::kernel::Kernel& k) {
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx);
-  return std::string(impl_->codegen(*m, llvm::CodeGenFileType::AssemblyFile)->getBuffer());
+  std::unique_ptr<llvm::Module> m = impl_->build(k, k.name, ctx, impl_->threadMachine());
+  return std::string(impl_->codegen(*m, llvm::CodeGenFileType::AssemblyFile, impl_->threadMachine())->getBuffer());
+}
+
+std::string Jit::compileObject(const codegen::kernel::Kernel& k, const std::string& symbol) {
+  llvm::LLVMContext ctx;
+  llvm::TargetMachine& tm = impl_->threadPicMachine();
+  std::unique_ptr<llvm::Module> m = impl_->build(k, symbol, ctx, tm);
+  return std::string(impl_->codegen(*m, llvm::CodeGenFileType::ObjectFile, tm)->getBuffer());
+}
+
+std::map<std::string, std::string> Jit::target() const {
+  llvm::TargetMachine& tm = impl_->threadMachine();
+  return {{"triple", tm.getTargetTriple().str()},
+          {"cpu", tm.getTargetCPU().str()},
+          {"features", tm.getTargetFeatureString().str()},
+          {"llvm", LLVM_VERSION_STRING}};
 }
 
 }  // namespace graphc::codegen::cpu

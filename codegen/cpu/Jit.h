@@ -10,30 +10,14 @@
 // process skips LLVM's optimiser and code generator.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
+#include "codegen/cpu/CompiledKernel.h"
 #include "codegen/cpu/KernelEmitter.h"
 
 namespace graphc::codegen::cpu {
-
-struct CompiledKernel {
-  /// void(buffers, sizes, begin, end); matmul_epilogue kernels take the
-  /// accumulator as a fifth argument (see KernelEmitter.h).
-  using Fn = void (*)(void* const* buffers, const int64_t* sizes, int64_t begin, int64_t end);
-  using EpilogueFn = void (*)(void* const* buffers, const int64_t* sizes, int64_t begin, int64_t end, const void* acc);
-
-  void* address = nullptr;
-  std::shared_ptr<const void> code;  // keeps the machine code mapped
-  KernelSignature signature;
-  double compileSeconds = 0;  // emit + optimise + JIT (or read + link); 0 from memory
-  /// Where the code came from: compiled now, the process's memory cache, or
-  /// the disk cache (an object an earlier process compiled).
-  enum class From { Compiled, Memory, Disk } from = From::Compiled;
-
-  Fn pointwise() const { return reinterpret_cast<Fn>(address); }
-  EpilogueFn epilogue() const { return reinterpret_cast<EpilogueFn>(address); }
-};
 
 struct KernelCode;
 
@@ -53,6 +37,14 @@ class Jit {
   /// --emit=asm print); the function is named after the kernel.
   std::string emitLLVM(const codegen::kernel::Kernel& k);
   std::string emitAsm(const codegen::kernel::Kernel& k);
+
+  /// `k` as a position-independent ELF object defining `symbol`, for the
+  /// shared object of an exported package; compiled as compile() compiles
+  /// it (same CPU, features and pipeline), so it computes the same bits.
+  std::string compileObject(const codegen::kernel::Kernel& k, const std::string& symbol);
+  /// What the code is compiled for: "triple", "cpu", "features" (LLVM's
+  /// feature string, "+avx2,+fma,-amx-tile,..."), "llvm".
+  std::map<std::string, std::string> target() const;
 
   ~Jit();
 

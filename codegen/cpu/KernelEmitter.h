@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cpu/CompiledKernel.h"
 #include "codegen/kernel/KernelIR.h"
 
 namespace llvm {
@@ -30,13 +31,6 @@ class Module;
 }  // namespace llvm
 
 namespace graphc::codegen::cpu {
-
-struct KernelSignature {
-  std::vector<std::string> symbols;  // what sizes[k] holds
-};
-
-/// The symbolic sizes a kernel reads, sorted (the `sizes` argument's order).
-KernelSignature signatureOf(const codegen::kernel::Kernel& k);
 
 /// Emits `k` as a function named `name` into `m` (whose data layout and
 /// triple are set); throws ir::Error for an expression it cannot lower.

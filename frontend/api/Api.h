@@ -153,6 +153,7 @@ class Executable {
 
  private:
   friend Executable compile(const Graph& graph, const CompileOptions& options);
+  friend Executable loadPackage(const std::filesystem::path& file);
   struct State;
   explicit Executable(std::shared_ptr<State> state) : state_(std::move(state)) {}
   std::shared_ptr<State> state_;
@@ -164,6 +165,18 @@ class Executable {
 Executable compile(const Graph& graph, const CompileOptions& options = {});
 /// Graph::load(file), then compile.
 Executable compile(const std::filesystem::path& file, const CompileOptions& options = {});
+
+/// Ahead-of-time export (docs/export.md): the graph through compile()'s
+/// pipeline, its kernels compiled for `options.device`, written with the
+/// optimised graph, the step plan and the weights to one package file
+/// (`.gcpkg`) that loadPackage() — or the compiler-free runtime,
+/// libgraphc-runtime.so and its C API — runs. Throws CompileError as
+/// compile() does, Error when the package cannot be written.
+void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options = {});
+/// Loads a package exportPackage() wrote (checking its manifest, checksums,
+/// target CPU and plan); no compiler runs. Throws Error naming what is
+/// wrong with the file.
+Executable loadPackage(const std::filesystem::path& file);
 
 /// What `graphc compile --emit=KIND` prints: the graph through the same
 /// pipeline as compile(), then "graph" (the IR with its buffer

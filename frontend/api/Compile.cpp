@@ -6,10 +6,13 @@
 #include <chrono>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "codegen/BufferAssignment.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/Lowering.h"
+#include "deploy/Loader.h"
+#include "deploy/Writer.h"
 #include "frontend/api/Api.h"
 #include "frontend/api/DebugDump.h"
 #include "frontend/parser/Parser.h"
@@ -154,6 +157,28 @@ Executable compile(const Graph& graph, const CompileOptions& options) {
 
 Executable compile(const std::filesystem::path& file, const CompileOptions& options) {
   return compile(Graph::load(file), options);
+}
+
+void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options) {
+  Pipelined p(codegen::backendFor(options.device));
+  runPipeline(p, graph, options);
+  const ir::Graph& fused = *p.module->entry();
+  try {
+    const codegen::Backend::ExportedCode code = p.backend.exportCode(fused, options, p.report);
+    nlohmann::json manifest = {{"graph", fused.name}};
+    deploy::writeCpuPackage(fused, code, out, std::move(manifest));
+  } catch (const ir::LocatedError& e) {
+    p.diags.error(e.loc, e.what());
+    fail(p.diags);
+  }
+  if (p.dump) p.dump->finish(p.report);
+}
+
+Executable loadPackage(const std::filesystem::path& file) {
+  deploy::LoadedPackage loaded = deploy::loadPackage(file);
+  auto state = std::make_shared<Executable::State>(
+      Executable::State{Device::Cpu, Graph(std::move(loaded.module)), {}, std::move(loaded.executable)});
+  return Executable(std::move(state));
 }
 
 std::string emit(const Graph& graph, std::string_view kind, const CompileOptions& options, CompileReport* report) {

@@ -48,6 +48,12 @@ struct CompileCommandOptions {
   bool timePasses = false;
 };
 
+struct ExportCommandOptions {
+  std::string file;
+  graphc::CompileOptions compile;
+  std::string output;
+};
+
 struct ImportCommandOptions {
   std::string file;
   std::string output = "-";
@@ -67,6 +73,7 @@ int runCommand(const RunCommandOptions& options);
 int compileCommand(const CompileCommandOptions& options);
 int optCommand(const OptCommandOptions& options);
 int importCommand(const ImportCommandOptions& options);
+int exportCommand(const ExportCommandOptions& options);
 int listPasses();
 
 }  // namespace graphc::tools

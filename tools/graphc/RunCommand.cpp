@@ -171,12 +171,47 @@ void bench(const graphc::Executable& exe, const std::vector<runtime::Tensor>& in
                 static_cast<double>(e.calls) / runs, e.step.c_str());
 }
 
+/// Prints (and saves) a run's outputs.
+void report(const std::vector<runtime::Tensor>& outputs, const RunCommandOptions& options) {
+  if (!options.saveOutputs.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.saveOutputs, ec);
+    if (ec) throw ir::Error(fmt::format("{}: cannot create directory: {}", options.saveOutputs, ec.message()));
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const runtime::Tensor& t = outputs[k];
+    std::printf("output%zu: %s%s\n", k, ir::toString(t.type()).c_str(), options.printOutputs ? "" : summary(t).c_str());
+    if (options.printOutputs) std::printf("%s\n", runtime::formatTensor(t).c_str());
+    if (!options.saveOutputs.empty())
+      runtime::writeNpy((std::filesystem::path(options.saveOutputs) / fmt::format("output{}.npy", k)).string(), t);
+  }
+}
+
+/// run and bench of an exported package: loaded by the runtime (no
+/// compiler), its inputs built from the graph it holds.
+int runPackage(const RunCommandOptions& options, GivenInputs& given) {
+  if (!options.compile.passes.empty() || options.compile.device != graphc::Device::Cpu)
+    throw UsageError("a package runs as it was exported: --device and --passes do not apply to it");
+  const auto start = std::chrono::steady_clock::now();
+  const graphc::Executable exe = graphc::loadPackage(options.file);
+  const double loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.timePasses) std::fprintf(stderr, "// load the package: %.3f ms\n", loadSeconds * 1e3);
+  const std::vector<runtime::Tensor> inputs = buildInputs(exe.optimized().entry(), given, options);
+  if (options.benchIters > 0) {
+    bench(exe, inputs, options);
+    return 0;
+  }
+  report(exe.run(inputs), options);
+  return 0;
+}
+
 }  // namespace
 
 int runCommand(const RunCommandOptions& options) {
   return withErrorsReported([&] {
     try {
       GivenInputs given = readGivenInputs(options);
+      if (std::filesystem::path(options.file).extension() == ".gcpkg") return runPackage(options, given);
       graphc::LoadedModel loaded = graphc::loadModel(options.file, given.tensors);
       // An ONNX model's inputs go by their ONNX names; those the import
       // specialised on their values are no longer parameters.
@@ -194,20 +229,7 @@ int runCommand(const RunCommandOptions& options) {
         bench(exe, inputs, options);
         return 0;
       }
-      std::vector<runtime::Tensor> outputs = exe.run(inputs);
-      if (!options.saveOutputs.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(options.saveOutputs, ec);
-        if (ec) throw ir::Error(fmt::format("{}: cannot create directory: {}", options.saveOutputs, ec.message()));
-      }
-      for (size_t k = 0; k < outputs.size(); ++k) {
-        const runtime::Tensor& t = outputs[k];
-        std::printf("output%zu: %s%s\n", k, ir::toString(t.type()).c_str(),
-                    options.printOutputs ? "" : summary(t).c_str());
-        if (options.printOutputs) std::printf("%s\n", runtime::formatTensor(t).c_str());
-        if (!options.saveOutputs.empty())
-          runtime::writeNpy((std::filesystem::path(options.saveOutputs) / fmt::format("output{}.npy", k)).string(), t);
-      }
+      report(exe.run(inputs), options);
     } catch (const UsageError& e) {
       std::fprintf(stderr, "graphc: error: %s\n", e.what());
       return 2;

@@ -9,6 +9,8 @@
 //                       [--arch sm_90] [--dump-dir DIR] [--time-passes] [-o OUT]
 //   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]... [--dim SYM=N]...
 //   [--iters N] graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph] graphc --list-passes
+//   graphc export FILE -o OUT.gcpkg [--device cpu] [--passes a,b]
+//   graphc run OUT.gcpkg [--input ...]... [--dim SYM=N]...   (the package, loaded without compiling)
 //
 // FILE is a .graph file or an ONNX model (.onnx); --input files are .npy or
 // ONNX TensorProto (.pb).
@@ -110,6 +112,12 @@ int main(int argc, char** argv) {
   compileCmd->add_option("-o", compile.output, "Output file (default: standard output)");
 
   ImportCommandOptions import;
+  ExportCommandOptions exportOptions;
+  CLI::App* exportCmd = app.add_subcommand("export", "Compile a model ahead of time into one package file (.gcpkg)");
+  exportCmd->add_option("file", exportOptions.file, "A .graph file or an ONNX model")->required();
+  exportCmd->add_option("-o", exportOptions.output, "The package to write (.gcpkg)")->required();
+  addCompileOptions(exportCmd, exportOptions.compile);
+
   CLI::App* importCmd = app.add_subcommand("import", "Import an ONNX model and print it as .graph text");
   importCmd->add_option("file", import.file, "An ONNX model (.onnx)")->required();
   importCmd->add_option("--input", import.inputs, "NAME=PATH (.npy or .pb): a value to specialise an input on")
@@ -131,6 +139,7 @@ int main(int argc, char** argv) {
     if (optCmd->parsed()) return optCommand(opt);
     if (compileCmd->parsed()) return compileCommand(compile);
     if (importCmd->parsed()) return importCommand(import);
+    if (exportCmd->parsed()) return exportCommand(exportOptions);
   } catch (const std::bad_alloc&) {
     std::fputs("graphc: error: out of memory\n", stderr);
     return 1;

@@ -1,0 +1,162 @@
+#include "deploy/Loader.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "codegen/StepPlan.h"
+#include "codegen/cpu/CpuExecutable.h"
+#include "codegen/kernel/KernelIR.h"
+#include "deploy/GraphJson.h"
+#include "deploy/HostCpu.h"
+#include "deploy/Package.h"
+#include "deploy/PlanJson.h"
+#include "deploy/Weights.h"
+#include "ir/Diagnostics.h"
+#include "runtime/Safetensors.h"
+
+namespace graphc::deploy {
+
+namespace {
+
+using nlohmann::json;
+
+json parseJson(const Package& p, const std::string& entry) {
+  std::span<const std::byte> bytes = p.entry(entry);
+  const auto* text = reinterpret_cast<const char*>(bytes.data());
+  json j = json::parse(text, text + bytes.size(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw ir::Error(fmt::format("{}: {} is not valid JSON", p.name(), entry));
+  return j;
+}
+
+std::string manifestText(const json& manifest, const char* object, const char* field) {
+  if (!manifest.contains(object) || !manifest[object].is_object() || !manifest[object].contains(field) ||
+      !manifest[object][field].is_string())
+    return "";
+  return manifest[object][field].get<std::string>();
+}
+
+void checkTarget(const Package& p) {
+  const json& m = p.manifest();
+  if (!m.contains("device") || m["device"] != "cpu")
+    throw ir::Error(fmt::format("{}: a package for device {} (this runtime runs cpu packages)", p.name(),
+                                m.contains("device") ? m["device"].dump() : "?"));
+  const std::string triple = manifestText(m, "target", "triple");
+  if (triple.rfind(hostArchitecture(), 0) != 0)
+    throw ir::Error(fmt::format("{}: compiled for {}, this machine is {}", p.name(), triple.empty() ? "?" : triple,
+                                hostArchitecture()));
+  const std::string missing = missingCpuFeatures(manifestText(m, "target", "features"));
+  if (!missing.empty())
+    throw ir::Error(fmt::format("{}: compiled for a {} CPU; this CPU lacks {}", p.name(),
+                                manifestText(m, "target", "cpu"), missing));
+}
+
+/// The kernels' shared object, opened from memory: written to an anonymous
+/// memfd and dlopened through /proc/self/fd, so nothing touches the disk.
+std::shared_ptr<void> openKernelLibrary(const Package& p) {
+  std::span<const std::byte> library = p.entry("cpu/kernels.so");
+  const int fd = memfd_create("graphc-kernels", MFD_CLOEXEC);
+  if (fd < 0) throw ir::Error(fmt::format("{}: cannot create a memfd for the kernels", p.name()));
+  size_t written = 0;
+  while (written < library.size()) {
+    const ssize_t n = write(fd, library.data() + written, library.size() - written);
+    if (n <= 0) {
+      close(fd);
+      throw ir::Error(fmt::format("{}: cannot write the kernels to a memfd", p.name()));
+    }
+    written += static_cast<size_t>(n);
+  }
+  void* handle = dlopen(fmt::format("/proc/self/fd/{}", fd).c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!handle) {
+    const char* why = dlerror();
+    throw ir::Error(fmt::format("{}: cannot load cpu/kernels.so: {}", p.name(), why ? why : "?"));
+  }
+  return std::shared_ptr<void>(handle, [](void* h) { dlclose(h); });
+}
+
+class OwningExecutable final : public runtime::Executable {
+ public:
+  explicit OwningExecutable(LoadedPackage p) : p_(std::move(p)) {}
+  ~OwningExecutable() override { p_.executable.reset(); }
+  std::vector<runtime::Tensor> run(const std::vector<runtime::Tensor>& inputs,
+                                   const runtime::RunOptions& options) override {
+    return p_.executable->run(inputs, options);
+  }
+  void capture(const std::vector<runtime::Tensor>& inputs, const std::vector<runtime::Tensor>& outputs) override {
+    p_.executable->capture(inputs, outputs);
+  }
+  void replay(const runtime::RunOptions& options) override { p_.executable->replay(options); }
+  std::string describe() const override { return p_.executable->describe(); }
+
+ private:
+  LoadedPackage p_;
+};
+
+LoadedPackage load(const Package& p) {
+  checkTarget(p);
+  const runtime::SafetensorsFile weights = [&] {
+    try {
+      return runtime::parseSafetensors(p.entry("weights.safetensors"));
+    } catch (const ir::Error& e) {
+      throw ir::Error(fmt::format("{}: weights.safetensors: {}", p.name(), e.what()));
+    }
+  }();
+  LoadedPackage out;
+  out.manifest = p.manifest();
+  try {
+    out.module = graphFromJson(parseJson(p, "graph.json"), weightsReader(weights, p.storage()));
+  } catch (const ir::Error& e) {
+    throw ir::Error(fmt::format("{}: {}", p.name(), e.what()));
+  }
+  const ir::Graph& g = *out.module->entry();
+
+  // The plan and the kernels this runtime makes of the graph must be the
+  // ones the exporter compiled.
+  codegen::LoweredKernels lowered;
+  json plan;
+  try {
+    lowered = codegen::lowerKernels(g, codegen::cpu::cpuLowerOptions());
+    plan = planToJson(*codegen::planGraph(g, lowered.kernels, lowered.position));
+  } catch (const ir::Error& e) {
+    throw ir::Error(fmt::format("{}: the graph does not plan: {}", p.name(), e.what()));
+  }
+  const json stored = parseJson(p, "plan.json");
+  if (!stored.is_object() || !stored.contains("plan") || stored["plan"] != plan)
+    throw ir::Error(fmt::format("{}: its step plan is not the one this runtime makes of its graph (made by graphc {}; "
+                                "export it again with this version)",
+                                p.name(), p.manifest().value("graphc_version", "?")));
+  if (!stored.contains("kernels") || stored["kernels"] != kernelTable(lowered))
+    throw ir::Error(fmt::format("{}: its kernel table does not match the kernels of its graph", p.name()));
+
+  std::shared_ptr<void> library = openKernelLibrary(p);
+  std::vector<std::shared_ptr<const codegen::cpu::CompiledKernel>> kernels;
+  for (size_t i = 0; i < lowered.kernels.size(); ++i) {
+    auto k = std::make_shared<codegen::cpu::CompiledKernel>();
+    const std::string symbol = codegen::cpu::exportedKernelSymbol(i);
+    k->address = dlsym(library.get(), symbol.c_str());
+    if (!k->address) throw ir::Error(fmt::format("{}: cpu/kernels.so lacks {}", p.name(), symbol));
+    k->code = library;
+    k->signature = codegen::cpu::signatureOf(*lowered.kernels[i]);
+    k->from = codegen::cpu::CompiledKernel::From::Package;
+    kernels.push_back(std::move(k));
+  }
+  out.executable = codegen::cpu::makeExecutable(g, lowered, std::move(kernels));
+  return out;
+}
+
+}  // namespace
+
+LoadedPackage loadPackage(const std::filesystem::path& path) { return load(Package::read(path)); }
+
+LoadedPackage loadPackage(std::span<const std::byte> bytes, const std::string& name) {
+  return load(Package::fromBytes(bytes, name));
+}
+
+std::unique_ptr<runtime::Executable> openPackage(const std::filesystem::path& path) {
+  return std::make_unique<OwningExecutable>(loadPackage(path));
+}
+
+}  // namespace graphc::deploy

@@ -1,0 +1,39 @@
+// A package's weights (weights.safetensors): every dense constant of the
+// graph as a safetensors tensor, named in graph.json by {"dense": "c3"}.
+// One DenseElements shared by several nodes is stored once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deploy/GraphJson.h"
+#include "runtime/Safetensors.h"
+
+namespace graphc::deploy {
+
+/// The safetensors spelling of a dtype ("F32", "BOOL", ...).
+std::string safetensorsDType(ir::DType t);
+
+/// Collects the dense constants of a graph as it is written to JSON.
+class WeightsWriter {
+ public:
+  /// The callback graphToJson calls for each dense attribute.
+  DenseToJson callback();
+  /// The weights file of everything collected.
+  std::string file() const;
+  /// The name a collected constant was given.
+  std::string nameOf(const ir::DenseElements& d) const { return names_.at(&d); }
+
+ private:
+  std::map<const ir::DenseElements*, std::string> names_;
+  std::vector<runtime::SafetensorsTensor> tensors_;
+};
+
+/// The callback graphFromJson calls: a tensor of `weights` by name, as a
+/// dense attribute over its bytes (kept alive by `storage`). Throws
+/// ir::Error for a name it lacks or a dtype graphc has not.
+DenseFromJson weightsReader(const runtime::SafetensorsFile& weights, std::shared_ptr<const void> storage);
+
+}  // namespace graphc::deploy

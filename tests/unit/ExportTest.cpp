@@ -1,0 +1,294 @@
+// Exported packages (docs/export.md): every model of the real-model suite
+// exported and loaded back runs bit for bit as the in-process compile does
+// (f32, both test data sets, the batch symbolic); a package's symbolic
+// sizes stay symbolic; and every way a package can be damaged — truncated,
+// a byte changed, an entry missing or added, another format version,
+// another CPU, a plan or graph this runtime would not make — is a clear
+// error from the loader, never a crash.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <zip.h>
+
+#include "deploy/Package.h"
+#include "frontend/api/graphc.h"
+#include "frontend/onnx/OnnxImporter.h"
+#include "runtime/FileIO.h"
+
+namespace graphc {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path tempPath(const std::string& name) {
+  return fs::temp_directory_path() / fmt::format("graphc-export-test-{}-{}", ::getpid(), name);
+}
+
+/// The inputs of a test_data_set folder, in the graph's parameter order.
+std::vector<Tensor> dataSetInputs(const LoadedModel& loaded, const fs::path& model, const fs::path& dir) {
+  // Each file names its input; an unnamed one goes by position.
+  const std::vector<std::string> onnxInputs = frontend::onnxGraphInputs(runtime::readFile(model));
+  std::map<std::string, Tensor> byParam;
+  for (int k = 0;; ++k) {
+    const fs::path file = dir / fmt::format("input_{}.pb", k);
+    if (!fs::exists(file)) break;
+    const std::string bytes = runtime::readFile(file);
+    std::string onnxName = frontend::tensorProtoName(bytes);
+    if (onnxName.empty() && static_cast<size_t>(k) < onnxInputs.size()) onnxName = onnxInputs[static_cast<size_t>(k)];
+    auto it = loaded.paramOfInput.find(onnxName);
+    byParam[it == loaded.paramOfInput.end() ? onnxName : it->second] = frontend::parseTensorProto(bytes, file.string());
+  }
+  std::vector<Tensor> inputs;
+  for (const auto& p : loaded.graph.entry().body.params()) {
+    auto it = byParam.find(p->name);
+    if (it == byParam.end()) throw Error(fmt::format("{}: no data for input {}", dir.string(), p->name));
+    inputs.push_back(it->second);
+  }
+  return inputs;
+}
+
+void expectBitwiseEqual(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(got[k].type(), want[k].type()) << what << " output " << k;
+    EXPECT_EQ(std::memcmp(got[k].data(), want[k].data(), want[k].nbytes()), 0)
+        << what << " output " << k << " differs from the in-process compile";
+  }
+}
+
+class SuiteExport : public testing::TestWithParam<std::string> {};
+
+TEST_P(SuiteExport, RunsBitForBitAsCompiledInProcess) {
+  const fs::path dir = fs::path(GRAPHC_SOURCE_DIR) / "tests/models" / GetParam() / "dynamo-dynamic";
+  const LoadedModel loaded = loadModel(dir / "model.onnx");
+  const Executable inProcess = compile(loaded.graph);
+  const fs::path package = tempPath(GetParam() + ".gcpkg");
+  exportPackage(loaded.graph, package);
+  const Executable fromPackage = loadPackage(package);
+  fs::remove(package);
+  EXPECT_EQ(fromPackage.describe(), inProcess.describe());
+  for (const char* set : {"test_data_set_0", "test_data_set_1"}) {
+    const std::vector<Tensor> inputs = dataSetInputs(loaded, dir / "model.onnx", dir / set);
+    expectBitwiseEqual(fromPackage.run(inputs), inProcess.run(inputs), GetParam() + " " + set);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SuiteExport,
+                         testing::Values("bert", "convnext", "diffusion_block", "distilbert", "efficientnet_b0", "gpt2",
+                                         "llama", "mobilenet_v3_small", "resnet18", "t5_encoder", "unet", "vit",
+                                         "whisper_encoder"));
+
+/// A package of examples/mlp.graph (the batch B symbolic), made once.
+class DamagedPackage : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ = new fs::path(tempPath("mlp.gcpkg"));
+    exportPackage(Graph::load(fs::path(GRAPHC_SOURCE_DIR) / "examples/mlp.graph"), *path_);
+    bytes_ = new std::string(runtime::readFile(*path_));
+  }
+  static void TearDownTestSuite() {
+    fs::remove(*path_);
+    delete path_;
+    delete bytes_;
+  }
+
+  /// The loader's error for `bytes` as a package file.
+  static std::string loadError(const std::string& bytes) {
+    const fs::path damaged = tempPath("damaged.gcpkg");
+    std::ofstream(damaged, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::string error;
+    try {
+      loadPackage(damaged);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    fs::remove(damaged);
+    return error;
+  }
+
+  /// The package rewritten with `edit` applied to its entries (checksums
+  /// recomputed: a consistent package that differs in content).
+  static std::string rewritten(const std::function<void(json&, std::map<std::string, std::string>&)>& edit) {
+    const deploy::Package p = deploy::Package::read(*path_);
+    json manifest = p.manifest();
+    std::map<std::string, std::string> entries;
+    for (const auto& [name, info] : manifest["entries"].items()) {
+      std::span<const std::byte> b = p.entry(name);
+      entries[name] = std::string(reinterpret_cast<const char*>(b.data()), b.size());
+    }
+    manifest.erase("entries");
+    edit(manifest, entries);
+    std::vector<deploy::PackageEntry> list;
+    for (auto& [name, b] : entries) list.push_back({name, b});
+    const fs::path out = tempPath("rewritten.gcpkg");
+    deploy::writePackage(out, manifest, list);
+    std::string bytes = runtime::readFile(out);
+    fs::remove(out);
+    return bytes;
+  }
+
+  static fs::path* path_;
+  static std::string* bytes_;
+};
+fs::path* DamagedPackage::path_ = nullptr;
+std::string* DamagedPackage::bytes_ = nullptr;
+
+TEST_F(DamagedPackage, SymbolicBatchStaysSymbolic) {
+  const Executable exe = loadPackage(*path_);
+  const Executable reference = compile(fs::path(GRAPHC_SOURCE_DIR) / "examples/mlp.graph");
+  for (int64_t batch : {1, 2, 7}) {
+    std::vector<Tensor> inputs;
+    for (const auto& p : exe.optimized().entry().body.params()) {
+      std::vector<int64_t> shape;
+      for (const ir::Dim& d : p->type.shape) shape.push_back(d.isStatic() ? d.size : batch);
+      Tensor t(p->type.dtype, shape);
+      for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = static_cast<float>((i * 37 % 11) - 5) / 8;
+      inputs.push_back(t);
+    }
+    const std::vector<Tensor> got = exe.run(inputs);
+    ASSERT_EQ(got[0].shape(), (std::vector<int64_t>{batch, 4}));
+    expectBitwiseEqual(got, reference.run(inputs), fmt::format("batch {}", batch));
+  }
+}
+
+TEST_F(DamagedPackage, TruncatedIsRefused) {
+  for (size_t keep : {size_t{0}, size_t{10}, bytes_->size() / 3, bytes_->size() / 2, bytes_->size() - 30,
+                      bytes_->size() - 1}) {
+    const std::string error = loadError(bytes_->substr(0, keep));
+    EXPECT_NE(error.find("damaged.gcpkg"), std::string::npos) << keep << ": " << error;
+    EXPECT_FALSE(error.empty()) << "a package cut to " << keep << " bytes loaded";
+  }
+}
+
+TEST_F(DamagedPackage, EveryChangedByteIsRefusedOrHarmless) {
+  // A changed byte in an entry fails its checksum (the manifest's: its
+  // CRC-32); one in the zip's own records fails libzip's consistency
+  // checks. Every 97th byte.
+  int refused = 0, tried = 0;
+  for (size_t at = 0; at < bytes_->size(); at += 97) {
+    std::string damaged = *bytes_;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x5a);
+    ++tried;
+    if (!loadError(damaged).empty()) ++refused;
+  }
+  EXPECT_EQ(refused, tried);
+}
+
+TEST_F(DamagedPackage, ChangedEntryFailsItsChecksum) {
+  // Entries are stored, so the last byte of the weights is in the file as is.
+  const deploy::Package p = deploy::Package::read(*path_);
+  const std::span<const std::byte> weights = p.entry("weights.safetensors");
+  std::string damaged = *bytes_;
+  const auto* begin = reinterpret_cast<const char*>(weights.data());
+  const size_t offset =
+      static_cast<size_t>(std::search(damaged.begin(), damaged.end(), begin, begin + weights.size()) - damaged.begin());
+  ASSERT_LT(offset, damaged.size());
+  damaged[offset + weights.size() - 1] ^= 1;
+  const std::string error = loadError(damaged);
+  EXPECT_NE(error.find("'weights.safetensors' does not match its checksum"), std::string::npos) << error;
+}
+
+TEST_F(DamagedPackage, OtherFormatVersionIsRefused) {
+  // A consistent archive (CRCs right) whose manifest names another version.
+  const deploy::Package p = deploy::Package::read(*path_);
+  json manifest = p.manifest();
+  manifest["format_version"] = 9;
+  manifest["graphc_version"] = "9.0.0";
+  const std::string text = manifest.dump(2);
+  const fs::path other = tempPath("other-version.gcpkg");
+  fs::copy_file(*path_, other, fs::copy_options::overwrite_existing);
+  int error = 0;
+  zip_t* z = zip_open(other.c_str(), 0, &error);
+  ASSERT_NE(z, nullptr);
+  zip_source_t* source = zip_source_buffer(z, text.data(), text.size(), 0);
+  const zip_int64_t index = zip_name_locate(z, "manifest.json", 0);
+  ASSERT_GE(index, 0);
+  ASSERT_EQ(zip_file_replace(z, static_cast<zip_uint64_t>(index), source, 0), 0);
+  zip_set_file_compression(z, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
+  ASSERT_EQ(zip_close(z), 0);
+  const std::string bytes = runtime::readFile(other);
+  fs::remove(other);
+  const std::string message = loadError(bytes);
+  EXPECT_NE(message.find("package format version 9 (made by graphc \"9.0.0\")"), std::string::npos) << message;
+}
+
+TEST_F(DamagedPackage, MissingOrExtraEntryIsRefused) {
+  const std::string missing =
+      rewritten([](json&, std::map<std::string, std::string>& e) { e.erase("cpu/kernels.so"); });
+  EXPECT_NE(loadError(missing).find("no entry 'cpu/kernels.so'"), std::string::npos) << loadError(missing);
+  // An entry added to the archive that the manifest does not list.
+  const fs::path extra = tempPath("extra.gcpkg");
+  fs::copy_file(*path_, extra, fs::copy_options::overwrite_existing);
+  int error = 0;
+  zip_t* z = zip_open(extra.c_str(), 0, &error);
+  ASSERT_NE(z, nullptr);
+  static const char kText[] = "not listed";
+  zip_source_t* source = zip_source_buffer(z, kText, sizeof kText, 0);
+  ASSERT_GE(zip_file_add(z, "extra.txt", source, 0), 0);
+  zip_set_file_compression(z, zip_get_num_entries(z, 0) - 1, ZIP_CM_STORE, 0);
+  ASSERT_EQ(zip_close(z), 0);
+  const std::string added = runtime::readFile(extra);
+  fs::remove(extra);
+  EXPECT_NE(loadError(added).find("entry 'extra.txt' is not in the manifest"), std::string::npos) << loadError(added);
+}
+
+TEST_F(DamagedPackage, OtherMachineIsRefused) {
+  const std::string arm = rewritten([](json& m, std::map<std::string, std::string>&) {
+    m["target"]["triple"] = "aarch64-unknown-linux-gnu";
+  });
+  EXPECT_NE(loadError(arm).find("compiled for aarch64-unknown-linux-gnu"), std::string::npos) << loadError(arm);
+  const std::string cuda =
+      rewritten([](json& m, std::map<std::string, std::string>&) { m["device"] = "cuda"; });
+  EXPECT_NE(loadError(cuda).find("a package for device \"cuda\""), std::string::npos) << loadError(cuda);
+}
+
+TEST_F(DamagedPackage, PlanOrGraphThisRuntimeWouldNotMakeIsRefused) {
+  const std::string plan = rewritten([](json&, std::map<std::string, std::string>& e) {
+    json p = json::parse(e["plan.json"]);
+    p["plan"]["arena_bytes"] = "12345";
+    e["plan.json"] = p.dump();
+  });
+  EXPECT_NE(loadError(plan).find("its step plan is not the one this runtime makes"), std::string::npos)
+      << loadError(plan);
+  const std::string kernels = rewritten([](json&, std::map<std::string, std::string>& e) {
+    json p = json::parse(e["plan.json"]);
+    p["kernels"][0]["ir_xxh3_64"] = "0000000000000000";
+    e["plan.json"] = p.dump();
+  });
+  EXPECT_NE(loadError(kernels).find("kernel table does not match"), std::string::npos) << loadError(kernels);
+  const std::string op = rewritten([](json&, std::map<std::string, std::string>& e) {
+    json g = json::parse(e["graph.json"]);
+    g["body"]["nodes"][0]["op"] = "no_such_op";
+    e["graph.json"] = g.dump();
+  });
+  EXPECT_NE(loadError(op).find("unknown op 'no_such_op'"), std::string::npos) << loadError(op);
+  const std::string id = rewritten([](json&, std::map<std::string, std::string>& e) {
+    json g = json::parse(e["graph.json"]);
+    g["body"]["nodes"][0]["operands"][0] = 999;
+    e["graph.json"] = g.dump();
+  });
+  EXPECT_NE(loadError(id).find("a value id that names no earlier value"), std::string::npos) << loadError(id);
+  const std::string weights = rewritten([](json&, std::map<std::string, std::string>& e) {
+    e["weights.safetensors"] = std::string(8, '\xff');
+  });
+  EXPECT_NE(loadError(weights).find("weights.safetensors: safetensors: a header of"), std::string::npos)
+      << loadError(weights);
+}
+
+TEST_F(DamagedPackage, NotAPackageIsRefused) {
+  EXPECT_NE(loadError("graph @f() -> () { return }").find("not a graphc package"), std::string::npos);
+  std::string error;
+  try {
+    loadPackage("/nonexistent/model.gcpkg");
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("/nonexistent/model.gcpkg"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace graphc
