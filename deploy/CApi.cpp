@@ -1,12 +1,11 @@
 // The C API of graphc_runtime.h over deploy::loadPackage.
-#include "deploy/graphc_runtime.h"
-
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "deploy/Loader.h"
+#include "deploy/graphc_runtime.h"
 #include "ir/Diagnostics.h"
 #include "runtime/Tensor.h"
 

@@ -135,7 +135,8 @@ class Reader {
   void region(const json& j, ir::Region& r, int depth) {
     if (depth > kMaxJsonNesting) fail("regions nested too deeply");
     std::vector<ir::Value*> values;
-    for (const json& p : array(j, "params")) values.push_back(r.addParam(typeFromJson(field(p, "type", json::value_t::object)), text(p, "name")));
+    for (const json& p : array(j, "params"))
+      values.push_back(r.addParam(typeFromJson(field(p, "type", json::value_t::object)), text(p, "name")));
     for (const json& n : array(j, "nodes")) {
       const std::string opName = text(n, "op");
       std::optional<ir::OpId> op = ir::lookupOp(opName);
@@ -143,8 +144,10 @@ class Reader {
       std::vector<ir::Value*> operands;
       for (const json& id : array(n, "operands")) operands.push_back(valueAt(values, id));
       ir::AttrMap attrs;
-      for (const auto& [name, a] : field(n, "attrs", json::value_t::object).items()) attrs.set(name, attribute(a, depth + 1));
-      ir::Node* node = r.append(std::make_unique<ir::Node>(*op, std::move(operands), std::move(attrs), ir::SourceLoc{}));
+      for (const auto& [name, a] : field(n, "attrs", json::value_t::object).items())
+        attrs.set(name, attribute(a, depth + 1));
+      ir::Node* node =
+          r.append(std::make_unique<ir::Node>(*op, std::move(operands), std::move(attrs), ir::SourceLoc{}));
       for (const json& v : array(n, "results"))
         values.push_back(node->addResult(typeFromJson(field(v, "type", json::value_t::object)), text(v, "name")));
       for (const json& sub : array(n, "regions")) region(sub, node->addRegion(text(sub, "label")), depth + 1);
@@ -162,7 +165,8 @@ class Reader {
   ir::Attribute attribute(const json& j, int depth) {
     if (depth > kMaxJsonNesting) fail("attributes nested too deeply");
     if (!j.is_object() || j.size() != 1) fail("an attribute is not an object with one field");
-    const auto& [kind, v] = *j.items().begin();
+    const std::string kind = j.begin().key();
+    const json& v = j.begin().value();
     if (kind == "int" && v.is_number_integer()) return ir::Attribute::ofInt(v.get<int64_t>());
     if (kind == "bool" && v.is_boolean()) return ir::Attribute::ofBool(v.get<bool>());
     if (kind == "string" && v.is_string()) return ir::Attribute::ofString(v.get<std::string>());

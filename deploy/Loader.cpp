@@ -125,9 +125,10 @@ LoadedPackage load(const Package& p) {
   }
   const json stored = parseJson(p, "plan.json");
   if (!stored.is_object() || !stored.contains("plan") || stored["plan"] != plan)
-    throw ir::Error(fmt::format("{}: its step plan is not the one this runtime makes of its graph (made by graphc {}; "
-                                "export it again with this version)",
-                                p.name(), p.manifest().value("graphc_version", "?")));
+    throw ir::Error(
+        fmt::format("{}: its step plan is not the one this runtime makes of its graph (made by graphc {}; "
+                    "export it again with this version)",
+                    p.name(), p.manifest().value("graphc_version", "?")));
   if (!stored.contains("kernels") || stored["kernels"] != kernelTable(lowered))
     throw ir::Error(fmt::format("{}: its kernel table does not match the kernels of its graph", p.name()));
 

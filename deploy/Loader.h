@@ -23,7 +23,7 @@ namespace graphc::deploy {
 
 struct LoadedPackage {
   nlohmann::json manifest;
-  std::unique_ptr<ir::Module> module;                // the optimised graph
+  std::unique_ptr<ir::Module> module;               // the optimised graph
   std::unique_ptr<runtime::Executable> executable;  // refers to module's graph: destroy it first
 };
 

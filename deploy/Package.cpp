@@ -1,13 +1,14 @@
 #include "deploy/Package.h"
 
+#include <xxhash.h>
+#include <zip.h>
+#include <zlib.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <set>
 
 #include <fmt/format.h>
-#include <xxhash.h>
-#include <zip.h>
-#include <zlib.h>
 
 #include "ir/Diagnostics.h"
 #include "runtime/FileIO.h"
@@ -123,7 +124,8 @@ Package Package::fromBytes(std::span<const std::byte> archive, const std::string
     if (zip_stat_index(zip.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) ||
         !(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_METHOD))
       throw fail(fmt::format("entry {} is unreadable", i));
-    if (st.comp_method != ZIP_CM_STORE) throw fail(fmt::format("entry '{}' is compressed (a package stores them)", st.name));
+    if (st.comp_method != ZIP_CM_STORE)
+      throw fail(fmt::format("entry '{}' is compressed (a package stores them)", st.name));
     if (st.size > archive.size()) throw fail(fmt::format("entry '{}' is larger than the archive", st.name));
     found.push_back({st.name, static_cast<zip_uint64_t>(i), st.size, total, (st.valid & ZIP_STAT_CRC) ? st.crc : 0});
     total += (static_cast<int64_t>(st.size) + kAlignment - 1) / kAlignment * kAlignment;

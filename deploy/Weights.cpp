@@ -24,7 +24,8 @@ DenseToJson WeightsWriter::callback() {
   return [this](const ir::DenseElements& d) -> nlohmann::json {
     auto [it, added] = names_.emplace(&d, fmt::format("c{}", names_.size()));
     if (added)
-      tensors_.push_back({it->second, safetensorsDType(d.dtype), d.shape, std::span<const std::byte>(d.data, d.nbytes)});
+      tensors_.push_back(
+          {it->second, safetensorsDType(d.dtype), d.shape, std::span<const std::byte>(d.data, d.nbytes)});
     return it->second;
   };
 }
@@ -39,8 +40,8 @@ DenseFromJson weightsReader(const runtime::SafetensorsFile& weights, std::shared
     for (const auto& [dtype, name] : kNames)
       if (t->dtype == name)  // parseSafetensors checked the byte count against the shape
         return ir::Attribute::ofDense(dtype, t->shape, storage, t->bytes.data(), t->bytes.size());
-    throw ir::Error(fmt::format("weights.safetensors: tensor '{}' is {}, which graphc has no dtype for", t->name,
-                                t->dtype));
+    throw ir::Error(
+        fmt::format("weights.safetensors: tensor '{}' is {}, which graphc has no dtype for", t->name, t->dtype));
   };
 }
 

@@ -37,9 +37,8 @@ const SafetensorsTensor* SafetensorsFile::find(std::string_view name) const {
 
 int64_t safetensorsElementSize(std::string_view dtype) {
   static const std::map<std::string_view, int64_t> sizes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},      {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"F8_E8M0", 1},
-      {"I16", 2},  {"U16", 2}, {"F16", 2},     {"BF16", 2},    {"I32", 4},     {"U32", 4},
-      {"F32", 4},  {"I64", 8}, {"U64", 8},     {"F64", 8}};
+      {"BOOL", 1}, {"U8", 1},   {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"F8_E8M0", 1}, {"I16", 2}, {"U16", 2},
+      {"F16", 2},  {"BF16", 2}, {"I32", 4}, {"U32", 4},     {"F32", 4},     {"I64", 8},     {"U64", 8}, {"F64", 8}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }

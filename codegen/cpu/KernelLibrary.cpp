@@ -93,8 +93,15 @@ std::string buildKernelLibrary(const codegen::LoweredKernels& lowered, CompileRe
   TemporaryFolder folder;
   // ld.bfd from binutils; -z now binds libmvec's functions at dlopen, so a
   // missing one is an error at load rather than in the middle of a run.
-  std::vector<std::string> argv = {"ld", "-shared", "-z", "now", "-z", "noexecstack", "--hash-style=gnu",
-                                   "-o", (folder.path() / "kernels.so").string()};
+  std::vector<std::string> argv = {"ld",
+                                   "-shared",
+                                   "-z",
+                                   "now",
+                                   "-z",
+                                   "noexecstack",
+                                   "--hash-style=gnu",
+                                   "-o",
+                                   (folder.path() / "kernels.so").string()};
   for (size_t i = 0; i < objects.size(); ++i) {
     const std::filesystem::path object = folder.path() / fmt::format("kernel{}.o", i);
     writeBytes(object, objects[i]);
@@ -111,10 +118,10 @@ std::string buildKernelLibrary(const codegen::LoweredKernels& lowered, CompileRe
       output = runtime::readFile(log);
     } catch (const ir::Error&) {
     }
-    throw ir::Error(status < 0 ? std::string("export: cannot run the linker 'ld' (binutils) to make the package's "
-                                             "shared object")
-                               : fmt::format("export: the linker failed making the package's shared object:\n{}",
-                                             output));
+    throw ir::Error(status < 0
+                        ? std::string("export: cannot run the linker 'ld' (binutils) to make the package's "
+                                      "shared object")
+                        : fmt::format("export: the linker failed making the package's shared object:\n{}", output));
   }
   std::string library = runtime::readFile(folder.path() / "kernels.so");
   report.add("link the kernels' shared object", secondsSince(start));

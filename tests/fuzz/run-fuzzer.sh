@@ -6,14 +6,16 @@
 #   onnx    every model of ONNX's backend test data (libonnx-testdata)
 #           under 16 KiB, and the project's torch exports
 #   npy     the golden .npy files (numpy wrote them)
+#   package packages build/bin/graphc exports of examples/ and tests/deploy
+#           (whole, and their graph.json and weights: make_package_seeds.py)
 #
-#   tests/fuzz/run-fuzzer.sh parser|onnx|npy [SECONDS]     # default 600
+#   tests/fuzz/run-fuzzer.sh parser|onnx|npy|package [SECONDS]     # default 600
 #
 # Crashes land in build-fuzz/NAME-crashes/; the log ends with libFuzzer's
 # execution count ("Done N runs in S second(s)").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-name=${1:?usage: run-fuzzer.sh parser|onnx|npy [SECONDS]}
+name=${1:?usage: run-fuzzer.sh parser|onnx|npy|package [SECONDS]}
 seconds=${2:-600}
 corpus=build-fuzz/$name-corpus
 tests/fuzz/build-fuzzer.sh "graphc_${name}_fuzzer"
@@ -36,7 +38,15 @@ case "$name" in
     find tests -name '*.npy' -size -4k -print0 | while IFS= read -r -d '' f; do
       cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"
     done ;;
-  *) echo "run-fuzzer.sh: unknown fuzzer '$name' (parser, onnx or npy)" >&2; exit 2 ;;
+  package)
+    max_len=65536
+    seeds="$(mktemp -d)"
+    for model in examples/mlp.graph examples/residual.graph tests/deploy/affine.graph; do
+      build/bin/graphc export "$model" -o "$seeds/$(basename "$model" .graph).gcpkg"
+    done
+    python3 tests/fuzz/make_package_seeds.py "$corpus" "$seeds"/*.gcpkg
+    rm -rf "$seeds" ;;
+  *) echo "run-fuzzer.sh: unknown fuzzer '$name' (parser, onnx, npy or package)" >&2; exit 2 ;;
 esac
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -5,13 +5,14 @@
 // a byte changed, an entry missing or added, another format version,
 // another CPU, a plan or graph this runtime would not make — is a clear
 // error from the loader, never a crash.
+#include <zip.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <zip.h>
 
 #include "deploy/Package.h"
 #include "frontend/api/graphc.h"
@@ -156,8 +157,8 @@ TEST_F(DamagedPackage, SymbolicBatchStaysSymbolic) {
 }
 
 TEST_F(DamagedPackage, TruncatedIsRefused) {
-  for (size_t keep : {size_t{0}, size_t{10}, bytes_->size() / 3, bytes_->size() / 2, bytes_->size() - 30,
-                      bytes_->size() - 1}) {
+  for (size_t keep :
+       {size_t{0}, size_t{10}, bytes_->size() / 3, bytes_->size() / 2, bytes_->size() - 30, bytes_->size() - 1}) {
     const std::string error = loadError(bytes_->substr(0, keep));
     EXPECT_NE(error.find("damaged.gcpkg"), std::string::npos) << keep << ": " << error;
     EXPECT_FALSE(error.empty()) << "a package cut to " << keep << " bytes loaded";
@@ -237,12 +238,10 @@ TEST_F(DamagedPackage, MissingOrExtraEntryIsRefused) {
 }
 
 TEST_F(DamagedPackage, OtherMachineIsRefused) {
-  const std::string arm = rewritten([](json& m, std::map<std::string, std::string>&) {
-    m["target"]["triple"] = "aarch64-unknown-linux-gnu";
-  });
+  const std::string arm = rewritten(
+      [](json& m, std::map<std::string, std::string>&) { m["target"]["triple"] = "aarch64-unknown-linux-gnu"; });
   EXPECT_NE(loadError(arm).find("compiled for aarch64-unknown-linux-gnu"), std::string::npos) << loadError(arm);
-  const std::string cuda =
-      rewritten([](json& m, std::map<std::string, std::string>&) { m["device"] = "cuda"; });
+  const std::string cuda = rewritten([](json& m, std::map<std::string, std::string>&) { m["device"] = "cuda"; });
   EXPECT_NE(loadError(cuda).find("a package for device \"cuda\""), std::string::npos) << loadError(cuda);
 }
 
@@ -272,9 +271,8 @@ TEST_F(DamagedPackage, PlanOrGraphThisRuntimeWouldNotMakeIsRefused) {
     e["graph.json"] = g.dump();
   });
   EXPECT_NE(loadError(id).find("a value id that names no earlier value"), std::string::npos) << loadError(id);
-  const std::string weights = rewritten([](json&, std::map<std::string, std::string>& e) {
-    e["weights.safetensors"] = std::string(8, '\xff');
-  });
+  const std::string weights = rewritten(
+      [](json&, std::map<std::string, std::string>& e) { e["weights.safetensors"] = std::string(8, '\xff'); });
   EXPECT_NE(loadError(weights).find("weights.safetensors: safetensors: a header of"), std::string::npos)
       << loadError(weights);
 }
