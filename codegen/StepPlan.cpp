@@ -57,7 +57,11 @@ class Planner {
         // Constants are computed once, here (a returned one is copied out below).
         SlotPlan& s = out->slots[static_cast<size_t>(slotOf[n->result()])];
         s.where = SlotPlan::Where::Constant;
-        s.constant = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
+        const ir::Attribute* value = n->attrs.find("value");
+        if (value && value->kind == ir::Attribute::Kind::Dense && value->dense->mx)
+          s.mx = value->dense->mx;
+        else
+          s.constant = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
         continue;
       }
       out->steps.push_back(std::move(step));

@@ -29,6 +29,9 @@ struct SlotPlan {
   int index = 0;             // Param, Output: position
   ArenaOffset offset;        // Arena
   runtime::Tensor constant;  // Constant: computed at compile time
+  /// Constant: a weight held in an MX format instead (`constant` empty),
+  /// which only a GEMM step may read, as its weight operand.
+  std::shared_ptr<const ir::MxWeights> mx;
 };
 
 struct RegionPlan;

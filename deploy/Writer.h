@@ -16,7 +16,12 @@
 
 namespace graphc::deploy {
 
+/// `weights`: "f32" (every constant as it is), or an MX format name
+/// (ir::parseMxFormat): then every f32 weight that only GEMMs read as their
+/// weight (codegen::cpu::mxWeightOperand: linear weights, convolution
+/// filters) is stored in that format, the rest as they are. Throws
+/// ir::Error for a format it does not know.
 void writeCpuPackage(const ir::Graph& fused, const codegen::Backend::ExportedCode& code,
-                     const std::filesystem::path& out, nlohmann::json manifest);
+                     const std::filesystem::path& out, nlohmann::json manifest, const std::string& weights = "f32");
 
 }  // namespace graphc::deploy

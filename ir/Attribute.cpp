@@ -59,6 +59,17 @@ Attribute Attribute::ofInts(const std::vector<int64_t>& v) {
   return ofList(std::move(items));
 }
 
+Attribute Attribute::ofMx(std::vector<int64_t> shape, std::shared_ptr<const MxWeights> mx) {
+  auto d = std::make_shared<DenseElements>();
+  d->dtype = DType::F32;
+  d->shape = std::move(shape);
+  d->mx = std::move(mx);
+  Attribute a;
+  a.kind = Kind::Dense;
+  a.dense = std::move(d);
+  return a;
+}
+
 Attribute Attribute::ofDense(DType dtype, std::vector<int64_t> shape, std::shared_ptr<const void> owner,
                              const std::byte* data, size_t nbytes) {
   auto d = std::make_shared<DenseElements>();
@@ -82,6 +93,11 @@ int64_t DenseElements::numel() const {
 }
 
 Attribute DenseElements::element(int64_t i) const {
+  if (mx) {  // its row dequantised
+    std::vector<float> row(static_cast<size_t>(mx->cols));
+    mx->dequantize(i / mx->cols, i / mx->cols + 1, row.data());
+    return Attribute::ofFloat(row[static_cast<size_t>(i % mx->cols)]);
+  }
   const std::byte* p = data + i * dtypeSize(dtype);
   auto load = [&]<typename T>(T) {
     T v;
@@ -102,6 +118,7 @@ Attribute DenseElements::element(int64_t i) const {
 }
 
 bool DenseElements::isSplat() const {
+  if (mx) return false;  // (not worth decoding: only GEMMs read these)
   const size_t width = static_cast<size_t>(dtypeSize(dtype));
   for (size_t at = width; at < nbytes; at += width)
     if (std::memcmp(data, data + at, width) != 0) return false;
@@ -124,6 +141,7 @@ bool Attribute::operator==(const Attribute& o) const {
   if (!(f == o.f || (std::isnan(f) && std::isnan(o.f)))) return false;
   if (dense == o.dense) return true;
   if (!dense || !o.dense) return false;
+  if (dense->mx || o.dense->mx) return dense->mx == o.dense->mx && dense->shape == o.dense->shape;
   return dense->dtype == o.dense->dtype && dense->shape == o.dense->shape && dense->nbytes == o.dense->nbytes &&
          std::memcmp(dense->data, o.dense->data, dense->nbytes) == 0;
 }
@@ -221,6 +239,7 @@ std::string toString(const Attribute& a, const AttributeTextOptions& options) {
       const DenseElements& d = *a.dense;
       std::string out = fmt::format("dense<{}[{}], ", dtypeName(d.dtype), fmt::join(d.shape, ", "));
       if (options.denseReference) return out + fmt::format("weights[\"{}\"]>", options.denseReference(d));
+      if (d.mx) return out + fmt::format("{}>", mxFormatInfo(d.mx->format).name);
       if (options.elideDenseAbove >= 0 && d.numel() > options.elideDenseAbove) return out + "__elided__>";
       static constexpr char kHex[] = "0123456789ABCDEF";
       out.reserve(out.size() + 2 * d.nbytes + 6);

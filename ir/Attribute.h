@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/DType.h"
+#include "ir/Mx.h"
 
 namespace graphc::ir {
 
@@ -29,6 +30,11 @@ struct DenseElements {
   std::shared_ptr<const void> owner;
   const std::byte* data = nullptr;
   size_t nbytes = 0;
+  /// An f32 weight an exported package holds in an MX format (ir/Mx.h):
+  /// then data is null and nbytes 0. Only the compiler-free runtime makes
+  /// these, and only the cpu Executable's GEMMs read them (it refuses any
+  /// other use).
+  std::shared_ptr<const MxWeights> mx;
 
   int64_t numel() const;
   std::span<const std::byte> bytes() const { return {data, nbytes}; }
@@ -65,6 +71,8 @@ struct Attribute {
   /// the shape's element count times the dtype's size (checked).
   static Attribute ofDense(DType dtype, std::vector<int64_t> shape, std::shared_ptr<const void> owner,
                            const std::byte* data, size_t nbytes);
+  /// An f32 dense constant of `shape` held in an MX format.
+  static Attribute ofMx(std::vector<int64_t> shape, std::shared_ptr<const MxWeights> mx);
 
   bool isNumber() const { return kind == Kind::Int || kind == Kind::Float; }
   /// The value as a double (Int, Float and Bool).

@@ -10,9 +10,8 @@ namespace graphc::ir {
 namespace {
 
 constexpr MxFormatInfo kFormats[] = {
-    {"mxfp8_e4m3", 8, 4, 3, 7, 8, 448.0},      {"mxfp8_e5m2", 8, 5, 2, 15, 15, 57344.0},
-    {"mxfp6_e3m2", 6, 3, 2, 3, 4, 28.0},       {"mxfp6_e2m3", 6, 2, 3, 1, 2, 7.5},
-    {"mxfp4_e2m1", 4, 2, 1, 1, 2, 6.0},
+    {"mxfp8_e4m3", 8, 4, 3, 7, 8, 448.0}, {"mxfp8_e5m2", 8, 5, 2, 15, 15, 57344.0}, {"mxfp6_e3m2", 6, 3, 2, 3, 4, 28.0},
+    {"mxfp6_e2m3", 6, 2, 3, 1, 2, 7.5},   {"mxfp4_e2m1", 4, 2, 1, 1, 2, 6.0},
 };
 
 /// Every element's value, by format and code (what dequantisation reads).
@@ -25,9 +24,9 @@ struct DecodeTables {
         const int sign = code >> (info.bits - 1);
         const int exponent = (code >> info.mantissaBits) & ((1 << info.exponentBits) - 1);
         const int mantissa = code & ((1 << info.mantissaBits) - 1);
-        double magnitude = exponent == 0
-                               ? std::ldexp(mantissa, 1 - info.bias - info.mantissaBits)
-                               : std::ldexp((1 << info.mantissaBits) + mantissa, exponent - info.bias - info.mantissaBits);
+        double magnitude =
+            exponent == 0 ? std::ldexp(mantissa, 1 - info.bias - info.mantissaBits)
+                          : std::ldexp((1 << info.mantissaBits) + mantissa, exponent - info.bias - info.mantissaBits);
         // E4M3's S.1111.111 is NaN, E5M2's top exponent Inf/NaN: never
         // produced by mxEncodeElement, but a damaged file may hold them.
         if (f == 0 && exponent == 15 && mantissa == 7) magnitude = std::numeric_limits<double>::quiet_NaN();

@@ -74,11 +74,15 @@ void mxDequantize(MxFormat f, const uint8_t* elements, const uint8_t* scales, in
                   int64_t rowEnd, float* out);
 
 /// A weight held in an MX format: a dense constant of dtype f32 and logical
-/// shape [rows, ...] whose trailing dims (cols values per row) are blocked.
-/// `owner` keeps the bytes alive (an exported package's storage).
+/// shape [rows, ...] whose trailing dims (cols values per row) are blocked —
+/// or, `transposed`, of logical shape [cols, rows], stored transposed so
+/// that its blocks run along its first dim (a matmul's B [k, n], whose
+/// reduction dim is k). `owner` keeps the bytes alive (an exported
+/// package's storage).
 struct MxWeights {
   MxFormat format = MxFormat::E4M3;
-  int64_t rows = 0, cols = 0;
+  int64_t rows = 0, cols = 0;  // as stored
+  bool transposed = false;
   std::span<const std::byte> elements, scales;
   std::shared_ptr<const void> owner;
 

@@ -83,7 +83,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
     const codegen::kernel::Gemm& g = *s.kernelIR->gemm;
     auto constant = [&](int input) -> const Tensor* {
       const SlotPlan& slot = plan.slots[static_cast<size_t>(s.inputs[static_cast<size_t>(input)])];
-      if (slot.where != SlotPlan::Where::Constant || slot.constant.dtype() != ir::DType::F32) return nullptr;
+      if (slot.where != SlotPlan::Where::Constant || slot.mx || slot.constant.dtype() != ir::DType::F32) return nullptr;
       return &slot.constant;
     };
     Prepacked p;
@@ -112,6 +112,44 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
   }
 }
 
+}  // namespace
+
+int mxWeightOperand(const StepPlan& s) {
+  if (s.kind != StepPlan::Kind::Gemm) return -1;
+  const codegen::kernel::Gemm& g = *s.kernelIR->gemm;
+  if (g.conv) return g.conv->transposed || g.conv->depthwise ? -1 : g.a;
+  return g.b;
+}
+
+namespace {
+
+/// Throws ir::Error unless every step that reads an MX weight of `plan`
+/// (cond branches included) is a GEMM reading it as its weight, with the
+/// weight's rows and columns: the kernels cannot read MX bytes.
+void checkMxUses(const RegionPlan& plan) {
+  for (const StepPlan& s : plan.steps) {
+    for (const auto& branch : s.branches)
+      if (branch) checkMxUses(*branch);
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const SlotPlan& slot = plan.slots[static_cast<size_t>(s.inputs[k])];
+      if (!slot.mx) continue;
+      // A linear's weight [n, k] and filters [m, k...] are stored as they
+      // are, a matmul's B [k, n] transposed (blocks run along k).
+      const ir::TensorType& t = slot.type;
+      const ir::MxWeights& mx = *slot.mx;
+      const bool transposedB =
+          s.kind == StepPlan::Kind::Gemm && !s.kernelIR->gemm->conv && !s.kernelIR->gemm->transposeB;
+      const bool shaped = t.isStatic() &&
+                          (transposedB ? t.rank() == 2 && mx.transposed && t.shape[0].size == mx.cols
+                                       : t.rank() >= 2 && !mx.transposed && t.shape[0].size == mx.rows) &&
+                          t.staticNumElements() == mx.rows * mx.cols;
+      if (static_cast<int>(k) != mxWeightOperand(s) || !shaped)
+        throw ir::Error(fmt::format("an MX weight ({}) is read by a step that cannot read it ({})", ir::toString(t),
+                                    s.kernelIR ? s.kernelIR->name : std::string("a host op")));
+    }
+  }
+}
+
 struct AlignedFree {
   void operator()(std::byte* p) const { std::free(p); }
 };
@@ -130,19 +168,22 @@ class Binder {
       switch (s.where) {
         case SlotPlan::Where::Param: out->tensors.push_back(params[static_cast<size_t>(s.index)]); break;
         case SlotPlan::Where::Output: out->tensors.push_back(results[static_cast<size_t>(s.index)]); break;
-        case SlotPlan::Where::Constant: out->tensors.push_back(s.constant); break;
+        case SlotPlan::Where::Constant:
+          // An MX weight has no f32 storage: its GEMM reads the MX bytes.
+          out->tensors.push_back(s.mx ? Tensor::wrap(s.type.dtype, shape, nullptr) : s.constant);
+          break;
         case SlotPlan::Where::Arena:
           out->tensors.push_back(Tensor::wrap(s.type.dtype, shape, arena + s.offset.evaluate(sizes_)));
           break;
         case SlotPlan::Where::Owned: out->tensors.emplace_back(s.type.dtype, shape); break;
       }
     }
-    for (const StepPlan& s : plan.steps) out->steps.push_back(bindStep(s, *out));
+    for (const StepPlan& s : plan.steps) out->steps.push_back(bindStep(s, plan, *out));
     return out;
   }
 
  private:
-  BoundStep bindStep(const StepPlan& s, BoundRegion& region) {
+  BoundStep bindStep(const StepPlan& s, const RegionPlan& plan, BoundRegion& region) {
     BoundStep b;
     b.plan = &s;
     for (int i : s.inputs) b.inputs.push_back(region.tensors[static_cast<size_t>(i)]);
@@ -170,6 +211,9 @@ class Binder {
       b.cancelPiece = std::max<int64_t>(1, runtime::kCancelCheckWork / perPoint);
     } else {
       bindGemm(k, b);
+      if (const int w = mxWeightOperand(s); w >= 0)
+        if (const auto& mx = plan.slots[static_cast<size_t>(s.inputs[static_cast<size_t>(w)])].mx)
+          (k.gemm->conv ? b.gemm.mxA : b.gemm.mxB) = mx.get();
     }
     return b;
   }
@@ -380,6 +424,7 @@ class CpuExecutable final : public runtime::Executable {
   CpuExecutable(const ir::Graph& g, std::vector<std::shared_ptr<const CompiledKernel>> kernels,
                 std::unique_ptr<RegionPlan> plan)
       : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {
+    checkMxUses(*plan_);
     prepack(*plan_, prepacked_);
     emptyParams_.resize(graph_.body.params().size());
     emptyResults_.resize(graph_.resultTypes.size());

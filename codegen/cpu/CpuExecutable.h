@@ -26,6 +26,12 @@ inline kernel::LowerOptions cpuLowerOptions() {
   return {.convolutionsAsGemm = true, .unrollSmallWindows = true, .mergeShortInnerDims = true};
 }
 
+/// Which input of a GEMM step may be a weight held in an MX format (ir/Mx.h,
+/// blocked along the reduction dim): a linear's weight [n, k], a matmul's
+/// B [k, n] (stored transposed) or a convolution's filters [m, k, ...]; -1
+/// for any other step.
+int mxWeightOperand(const codegen::StepPlan& s);
+
 /// The Executable over kernels compiled already, one per fused op of `g`
 /// in `lowered` order (the JIT's, or an exported package's shared object).
 /// It refers to `g`, which must outlive it.

@@ -172,7 +172,15 @@ Executable compile(const std::filesystem::path& file, const CompileOptions& opti
 /// (`.gcpkg`) that loadPackage() — or the compiler-free runtime,
 /// libgraphc-runtime.so and its C API — runs. Throws CompileError as
 /// compile() does, Error when the package cannot be written.
-void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options = {});
+struct ExportOptions {
+  /// How the weights are stored: "f32" (as they are), or an MX format —
+  /// "mxfp8" (E4M3), "mxfp6" (E2M3), "mxfp4" (E2M1), or "mxfp8_e5m2",
+  /// "mxfp6_e3m2" — for the weights of linears and convolutions, which the
+  /// runtime's GEMMs then read in that format (docs/export.md).
+  std::string weights = "f32";
+};
+void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options = {},
+                   const ExportOptions& exportOptions = {});
 /// Loads a package exportPackage() wrote (checking its manifest, checksums,
 /// target CPU and plan); no compiler runs. Throws Error naming what is
 /// wrong with the file.

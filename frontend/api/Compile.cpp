@@ -159,14 +159,15 @@ Executable compile(const std::filesystem::path& file, const CompileOptions& opti
   return compile(Graph::load(file), options);
 }
 
-void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options) {
+void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options,
+                   const ExportOptions& exportOptions) {
   Pipelined p(codegen::backendFor(options.device));
   runPipeline(p, graph, options);
   const ir::Graph& fused = *p.module->entry();
   try {
     const codegen::Backend::ExportedCode code = p.backend.exportCode(fused, options, p.report);
     nlohmann::json manifest = {{"graph", fused.name}};
-    deploy::writeCpuPackage(fused, code, out, std::move(manifest));
+    deploy::writeCpuPackage(fused, code, out, std::move(manifest), exportOptions.weights);
   } catch (const ir::LocatedError& e) {
     p.diags.error(e.loc, e.what());
     fail(p.diags);

@@ -506,8 +506,31 @@ PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t 
   return w;
 }
 
-void gemmWithEpilogue(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
-  if (p.aOffsets.empty() || p.m == 0 || p.n == 0) return;
+void gemmWithEpilogue(const GemmProblem& problem, const TileEpilogue& epilogue, GemmScratch& scratch,
+                      ThreadPool& pool) {
+  if (problem.aOffsets.empty() || problem.m == 0 || problem.n == 0) return;
+  // An MX weight is dequantised here, on every call, into this thread's
+  // scratch (rows in parallel), and packed there as a constant weight is
+  // packed once at load — the same panels, so the same results as the f32
+  // weights' — only the MX bytes staying in memory between calls.
+  GemmProblem dequantized;
+  const GemmProblem* use = &problem;
+  if (const ir::MxWeights* mx = problem.mxA ? problem.mxA : problem.mxB) {
+    scratch.dequantized.resize(static_cast<size_t>(mx->rows * mx->cols));
+    float* values = scratch.dequantized.data();
+    pool.parallelFor(mx->rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(mx->cols, 1)),
+                     [&](int64_t begin, int64_t end, int) { mx->dequantize(begin, end, values + begin * mx->cols); });
+    dequantized = problem;
+    if (problem.mxA) {  // a convolution's filters [m, k]
+      scratch.mxPacked = packFilters(values, mx->rows, mx->cols);
+      dequantized.packedA = &scratch.mxPacked;
+    } else {  // stored [n, k]: a linear's weight, or a matmul's B transposed
+      scratch.mxPacked = packWeightsB(values, 1, mx->cols, mx->rows, /*transposed=*/true);
+      dequantized.packedB = &scratch.mxPacked;
+    }
+    use = &dequantized;
+  }
+  const GemmProblem& p = *use;
   if (p.dtype == ir::DType::F64)
     blasGemm(p, epilogue, scratch, pool);
   else if (p.convTranspose)

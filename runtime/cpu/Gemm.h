@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ir/DType.h"
+#include "ir/Mx.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cpu/gemm/Packing.h"
 
@@ -66,6 +67,12 @@ struct GemmProblem {
   std::vector<int64_t> aOffsets, bOffsets;  // per batch index, in elements
   const PackedWeights* packedA = nullptr;   // f32: A packed at compile time
   const PackedWeights* packedB = nullptr;   // f32: B packed at compile time
+  /// An operand held in an MX format (an exported package's weight):
+  /// dequantised and packed on each call (as packedA/packedB are at load);
+  /// a and b are then not read.
+  /// mxB: a linear's B [n, k]; mxA: a convolution's filters [m, k].
+  const ir::MxWeights* mxA = nullptr;
+  const ir::MxWeights* mxB = nullptr;
   /// A convolution: B is the im2col of image b (b + bOffsets[b]), A the
   /// filters [m, k]; C[b] is image b's output [m, positions].
   const gemm::ConvGeometry* conv = nullptr;
@@ -87,6 +94,8 @@ struct GemmScratch {
   std::vector<float> packedB;        // B packed before the tiles
   std::vector<float> paddedImages;   // a convolution's images with their zero borders (depthwise: channels-last)
   std::vector<float> packedFilters;  // a convolution's filters, when not a constant
+  std::vector<float> dequantized;    // an MX operand, dequantised
+  PackedWeights mxPacked;            // and packed
   std::vector<std::vector<std::byte>> tiles;  // per pool thread: the tile, packed A, packed B
 };
 

@@ -51,6 +51,7 @@ struct CompileCommandOptions {
 struct ExportCommandOptions {
   std::string file;
   graphc::CompileOptions compile;
+  graphc::ExportOptions exportOptions;
   std::string output;
 };
 

@@ -14,7 +14,7 @@ int exportCommand(const ExportCommandOptions& options) {
   }
   return withErrorsReported([&] {
     const graphc::LoadedModel loaded = graphc::loadModel(options.file, {});
-    graphc::exportPackage(loaded.graph, options.output, options.compile);
+    graphc::exportPackage(loaded.graph, options.output, options.compile, options.exportOptions);
     return 0;
   });
 }

@@ -9,7 +9,7 @@
 //                       [--arch sm_90] [--dump-dir DIR] [--time-passes] [-o OUT]
 //   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]... [--dim SYM=N]...
 //   [--iters N] graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph] graphc --list-passes
-//   graphc export FILE -o OUT.gcpkg [--device cpu] [--passes a,b]
+//   graphc export FILE -o OUT.gcpkg [--device cpu] [--passes a,b] [--weights f32|mxfp8|mxfp6|mxfp4]
 //   graphc run OUT.gcpkg [--input ...]... [--dim SYM=N]...   (the package, loaded without compiling)
 //
 // FILE is a .graph file or an ONNX model (.onnx); --input files are .npy or
@@ -117,6 +117,12 @@ int main(int argc, char** argv) {
   exportCmd->add_option("file", exportOptions.file, "A .graph file or an ONNX model")->required();
   exportCmd->add_option("-o", exportOptions.output, "The package to write (.gcpkg)")->required();
   addCompileOptions(exportCmd, exportOptions.compile);
+  exportCmd
+      ->add_option("--weights", exportOptions.exportOptions.weights,
+                   "How to store linear and convolution weights: f32, mxfp8, mxfp6, mxfp4 (or mxfp8_e5m2, mxfp6_e3m2)")
+      ->check(CLI::IsMember(
+          {"f32", "mxfp8", "mxfp6", "mxfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4_e2m1"}))
+      ->default_str("f32");
 
   CLI::App* importCmd = app.add_subcommand("import", "Import an ONNX model and print it as .graph text");
   importCmd->add_option("file", import.file, "An ONNX model (.onnx)")->required();
