@@ -30,7 +30,7 @@ ir::Attribute mxWeight(const nlohmann::json& j, const runtime::SafetensorsFile& 
   const auto format =
       j.contains("mx") && j["mx"].is_string() ? ir::parseMxFormat(j["mx"].get<std::string>()) : std::nullopt;
   if (!format || !j.contains("shape") || !j["shape"].is_array() || j["shape"].empty() || !j.contains("elements") ||
-      !j.contains("scales"))
+      j.contains("scales") != ir::mxHasScales(*format))
     throw ir::Error("graph.json: an MX weight needs a format, its tensors and a shape");
   std::vector<int64_t> shape;
   int64_t numel = 1;
@@ -47,14 +47,16 @@ ir::Attribute mxWeight(const nlohmann::json& j, const runtime::SafetensorsFile& 
   mx->rows = mx->transposed ? shape[1] : shape[0];
   mx->cols = mx->rows ? numel / mx->rows : 0;
   const runtime::SafetensorsTensor& elements = tensorNamed(weights, j["elements"], "U8");
-  const runtime::SafetensorsTensor& scales = tensorNamed(weights, j["scales"], "F8_E8M0");
+  const runtime::SafetensorsTensor* scales =
+      ir::mxHasScales(*format) ? &tensorNamed(weights, j["scales"], "F8_E8M0") : nullptr;
+  const int64_t wantScales = scales ? ir::checkedMul(mx->rows, ir::mxRowBlocks(mx->cols), "MX scales") : 0;
   if (static_cast<int64_t>(elements.bytes.size()) !=
           ir::checkedMul(mx->rows, ir::mxRowBytes(*format, mx->cols), "MX bytes") ||
-      static_cast<int64_t>(scales.bytes.size()) != ir::checkedMul(mx->rows, ir::mxRowBlocks(mx->cols), "MX scales"))
-    throw ir::Error(fmt::format("weights.safetensors: '{}' and '{}' do not hold a {} weight of {} values",
-                                elements.name, scales.name, ir::mxFormatInfo(*format).name, numel));
+      (scales ? static_cast<int64_t>(scales->bytes.size()) : 0) != wantScales)
+    throw ir::Error(fmt::format("weights.safetensors: '{}' does not hold a {} weight of {} values", elements.name,
+                                ir::mxFormatInfo(*format).name, numel));
   mx->elements = elements.bytes;
-  mx->scales = scales.bytes;
+  if (scales) mx->scales = scales->bytes;
   mx->owner = std::move(storage);
   return ir::Attribute::ofMx(std::move(shape), std::move(mx));
 }
@@ -93,21 +95,20 @@ DenseToJson WeightsWriter::callback() {
                                            .emplace_back(std::make_unique<std::vector<uint8_t>>(
                                                static_cast<size_t>(rows * ir::mxRowBytes(format_, cols))))
                                            .get();
+      const int64_t blocks = ir::mxHasScales(format_) ? ir::mxRowBlocks(cols) : 0;
       std::vector<uint8_t>* scales =
-          quantized_
-              .emplace_back(std::make_unique<std::vector<uint8_t>>(static_cast<size_t>(rows * ir::mxRowBlocks(cols))))
-              .get();
+          quantized_.emplace_back(std::make_unique<std::vector<uint8_t>>(static_cast<size_t>(rows * blocks))).get();
       ir::mxQuantize(format_, values, rows, cols, elements->data(), scales->data());
       tensors_.push_back(
           {name + ".elements", "U8", {rows, ir::mxRowBytes(format_, cols)}, std::as_bytes(std::span(*elements))});
-      tensors_.push_back(
-          {name + ".scales", "F8_E8M0", {rows, ir::mxRowBlocks(cols)}, std::as_bytes(std::span(*scales))});
+      if (blocks) tensors_.push_back({name + ".scales", "F8_E8M0", {rows, blocks}, std::as_bytes(std::span(*scales))});
     }
-    return {{"mx", ir::mxFormatInfo(format_).name},
-            {"elements", name + ".elements"},
-            {"scales", name + ".scales"},
-            {"transposed", transposed},
-            {"shape", d.shape}};
+    nlohmann::json ref = {{"mx", ir::mxFormatInfo(format_).name},
+                          {"elements", name + ".elements"},
+                          {"transposed", transposed},
+                          {"shape", d.shape}};
+    if (ir::mxHasScales(format_)) ref["scales"] = name + ".scales";
+    return ref;
   };
 }
 

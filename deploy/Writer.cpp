@@ -72,7 +72,7 @@ void writeCpuPackage(const ir::Graph& fused, const codegen::Backend::ExportedCod
     const std::optional<ir::MxFormat> format = ir::parseMxFormat(weightFormat);
     if (!format)
       throw ir::Error(
-          fmt::format("export: unknown weight format '{}' (f32, mxfp8, mxfp6, mxfp4, or an MX element "
+          fmt::format("export: unknown weight format '{}' (f32, f16, bf16, mxfp8, mxfp6, mxfp4, or an MX element "
                       "format: mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4_e2m1)",
                       weightFormat));
     std::map<const ir::DenseElements*, MxUse> onlyGemm;

@@ -16,8 +16,8 @@
 
 namespace graphc::deploy {
 
-/// `weights`: "f32" (every constant as it is), or an MX format name
-/// (ir::parseMxFormat): then every f32 weight that only GEMMs read as their
+/// `weights`: "f32" (every constant as it is), or "f16", "bf16" or an MX
+/// format name (ir::parseMxFormat): then every f32 weight that only GEMMs read as their
 /// weight (codegen::cpu::mxWeightOperand: linear weights, convolution
 /// filters) is stored in that format, the rest as they are. Throws
 /// ir::Error for a format it does not know.

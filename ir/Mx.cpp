@@ -3,22 +3,31 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
+
+#include "ir/Half.h"
 
 namespace graphc::ir {
 
 namespace {
 
 constexpr MxFormatInfo kFormats[] = {
-    {"mxfp8_e4m3", 8, 4, 3, 7, 8, 448.0}, {"mxfp8_e5m2", 8, 5, 2, 15, 15, 57344.0}, {"mxfp6_e3m2", 6, 3, 2, 3, 4, 28.0},
-    {"mxfp6_e2m3", 6, 2, 3, 1, 2, 7.5},   {"mxfp4_e2m1", 4, 2, 1, 1, 2, 6.0},
+    {"mxfp8_e4m3", 8, 4, 3, 7, 8, 448.0},
+    {"mxfp8_e5m2", 8, 5, 2, 15, 15, 57344.0},
+    {"mxfp6_e3m2", 6, 3, 2, 3, 4, 28.0},
+    {"mxfp6_e2m3", 6, 2, 3, 1, 2, 7.5},
+    {"mxfp4_e2m1", 4, 2, 1, 1, 2, 6.0},
+    {"f16", 16, 5, 10, 15, 15, 65504.0},
+    {"bf16", 16, 8, 7, 127, 127, 3.3895313892515355e38},
 };
+constexpr int kMxFormats = 5;  // those with a block scale, decoded by table
 
 /// Every element's value, by format and code (what dequantisation reads).
 struct DecodeTables {
-  std::array<std::array<float, 256>, 5> value{};
+  std::array<std::array<float, 256>, kMxFormats> value{};
   DecodeTables() {
-    for (int f = 0; f < 5; ++f) {
+    for (int f = 0; f < kMxFormats; ++f) {
       const MxFormatInfo& info = kFormats[f];
       for (int code = 0; code < (1 << info.bits); ++code) {
         const int sign = code >> (info.bits - 1);
@@ -51,7 +60,7 @@ std::optional<MxFormat> parseMxFormat(std::string_view name) {
   if (name == "mxfp8") return MxFormat::E4M3;
   if (name == "mxfp6") return MxFormat::E2M3;
   if (name == "mxfp4") return MxFormat::E2M1;
-  for (int f = 0; f < 5; ++f)
+  for (int f = 0; f < static_cast<int>(std::size(kFormats)); ++f)
     if (kFormats[f].name == name) return static_cast<MxFormat>(f);
   return std::nullopt;
 }
@@ -109,6 +118,14 @@ float mxScaleValue(uint8_t scale) {
 int64_t mxRowBytes(MxFormat f, int64_t cols) { return (cols * mxFormatInfo(f).bits + 7) / 8; }
 
 void mxQuantize(MxFormat f, const float* values, int64_t rows, int64_t cols, uint8_t* elements, uint8_t* scales) {
+  if (!mxHasScales(f)) {  // f16, bf16: each value rounded, little-endian
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      const uint16_t h = f == MxFormat::F16 ? floatToF16(values[i]) : floatToBf16(values[i]);
+      elements[2 * i] = static_cast<uint8_t>(h & 0xff);
+      elements[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+    }
+    return;
+  }
   const int bits = mxFormatInfo(f).bits;
   const int64_t rowBytes = mxRowBytes(f, cols), blocks = mxRowBlocks(cols);
   for (int64_t r = 0; r < rows; ++r) {
@@ -132,6 +149,13 @@ void mxQuantize(MxFormat f, const float* values, int64_t rows, int64_t cols, uin
 
 void mxDequantize(MxFormat f, const uint8_t* elements, const uint8_t* scales, int64_t cols, int64_t rowBegin,
                   int64_t rowEnd, float* out) {
+  if (!mxHasScales(f)) {
+    for (int64_t i = rowBegin * cols; i < rowEnd * cols; ++i) {
+      const auto h = static_cast<uint16_t>(elements[2 * i] | (elements[2 * i + 1] << 8));
+      out[i - rowBegin * cols] = f == MxFormat::F16 ? f16ToFloat(h) : bf16ToFloat(h);
+    }
+    return;
+  }
   const int bits = mxFormatInfo(f).bits;
   const uint32_t mask = (1u << bits) - 1;
   const int64_t rowBytes = mxRowBytes(f, cols), blocks = mxRowBlocks(cols);

@@ -38,7 +38,14 @@ namespace graphc::ir {
 
 constexpr int kMxBlock = 32;
 
-enum class MxFormat : uint8_t { E4M3, E5M2, E3M2, E2M3, E2M1 };
+/// The five MX element formats, then two plain 16-bit ones that share the
+/// storage and the GEMMs' dequantise-on-use path but have no block scale
+/// (a package's `--weights f16|bf16`): each value is the nearest f16 or
+/// bf16, ties to even (ir/Half.h).
+enum class MxFormat : uint8_t { E4M3, E5M2, E3M2, E2M3, E2M1, F16, BF16 };
+
+/// Whether the format has an E8M0 scale per block (every MX format).
+inline bool mxHasScales(MxFormat f) { return f < MxFormat::F16; }
 
 struct MxFormatInfo {
   std::string_view name;  // "mxfp8_e4m3"
@@ -48,8 +55,9 @@ struct MxFormatInfo {
 };
 
 const MxFormatInfo& mxFormatInfo(MxFormat f);
-/// "mxfp8" (E4M3), "mxfp6" (E2M3), "mxfp4" (E2M1), or a full name
-/// ("mxfp8_e5m2", "mxfp6_e3m2", ...); nullopt for anything else.
+/// "mxfp8" (E4M3), "mxfp6" (E2M3), "mxfp4" (E2M1), a full name
+/// ("mxfp8_e5m2", "mxfp6_e3m2", ...), "f16" or "bf16"; nullopt for anything
+/// else.
 std::optional<MxFormat> parseMxFormat(std::string_view name);
 
 /// The element nearest `x` (finite) ties to even, saturated to ±max normal.
@@ -67,7 +75,8 @@ int64_t mxRowBytes(MxFormat f, int64_t cols);
 inline int64_t mxRowBlocks(int64_t cols) { return (cols + kMxBlock - 1) / kMxBlock; }
 
 /// Quantises `rows` × `cols` row-major values: `elements` gets
-/// rows · mxRowBytes bytes, `scales` rows · mxRowBlocks.
+/// rows · mxRowBytes bytes, `scales` rows · mxRowBlocks (nothing for f16
+/// and bf16).
 void mxQuantize(MxFormat f, const float* values, int64_t rows, int64_t cols, uint8_t* elements, uint8_t* scales);
 /// Dequantises rows [rowBegin, rowEnd) into `out` (row-major, `cols` each).
 void mxDequantize(MxFormat f, const uint8_t* elements, const uint8_t* scales, int64_t cols, int64_t rowBegin,

@@ -103,6 +103,10 @@ class Graph {
   /// Throws Error for an unknown parameter or dim, CompileError (located)
   /// where an op's rule rejects the symbolic size.
   Graph withDynamicDims(const std::map<std::string, std::map<int64_t, std::string>>& dims) const;
+  /// The opposite: symbolic sizes pinned (`{"B": 4}`), every type
+  /// re-inferred — `graphc export --dim B=4`. Throws Error for a symbol no
+  /// parameter has or a size below 0.
+  Graph withStaticDims(const std::map<std::string, int64_t>& sizes) const;
 
  private:
   std::shared_ptr<const ir::Module> module_;
@@ -173,7 +177,7 @@ Executable compile(const std::filesystem::path& file, const CompileOptions& opti
 /// libgraphc-runtime.so and its C API — runs. Throws CompileError as
 /// compile() does, Error when the package cannot be written.
 struct ExportOptions {
-  /// How the weights are stored: "f32" (as they are), or an MX format —
+  /// How the weights are stored: "f32" (as they are), "f16", "bf16", or an MX format —
   /// "mxfp8" (E4M3), "mxfp6" (E2M3), "mxfp4" (E2M1), or "mxfp8_e5m2",
   /// "mxfp6_e3m2" — for the weights of linears and convolutions, which the
   /// runtime's GEMMs then read in that format (docs/export.md).

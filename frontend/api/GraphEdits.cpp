@@ -1,6 +1,7 @@
-// Graph::withConstants and Graph::withDynamicDims: the two edits a caller
-// makes to a loaded graph before compiling it — bind the weights (freeze)
-// and unpin a static size. Both work on a clone; the Graph stays immutable.
+// Graph::withConstants, withDynamicDims and withStaticDims: the edits a
+// caller makes to a loaded graph before compiling it — bind the weights
+// (freeze), unpin a static size, pin a symbolic one. Each works on a clone;
+// the Graph stays immutable.
 #include <cctype>
 #include <cstring>
 
@@ -27,6 +28,16 @@ bool fits(const ir::TensorType& param, const Tensor& value) {
   for (int64_t d = 0; d < param.rank(); ++d)
     if (!param.shape[d].isStatic(value.shape()[d])) return false;
   return true;
+}
+
+/// Every type of `g` inferred again from its parameters' (the declared
+/// result types follow them).
+void reinferTypes(ir::Graph& g) {
+  ir::DiagnosticEngine diags;
+  passes::InferTypesPass infer;
+  if (infer.run(g, diags).failed) throw CompileError(diags.all());
+  g.resultTypes.clear();
+  for (const ir::Value* v : g.body.returns) g.resultTypes.push_back(v->type);
 }
 
 }  // namespace
@@ -68,12 +79,24 @@ Graph Graph::withDynamicDims(const std::map<std::string, std::map<int64_t, std::
       param->type.shape[dim < 0 ? dim + rank : dim] = ir::Dim::sym(symbol);
     }
   }
-  // The graph's declared result types were static; they follow the inputs.
-  ir::DiagnosticEngine diags;
-  passes::InferTypesPass infer;
-  if (infer.run(g, diags).failed) throw CompileError(diags.all());
-  g.resultTypes.clear();
-  for (const ir::Value* v : g.body.returns) g.resultTypes.push_back(v->type);
+  reinferTypes(g);
+  return Graph(std::move(module));
+}
+
+Graph Graph::withStaticDims(const std::map<std::string, int64_t>& sizes) const {
+  auto module = ir::clone(*module_);
+  ir::Graph& g = *module->entry();
+  for (const auto& [symbol, size] : sizes) {
+    bool found = false;
+    for (const auto& p : g.body.params())
+      for (const ir::Dim& d : p->type.shape)
+        for (const std::string& factor : d.isStatic() ? std::vector<std::string>{} : d.factors())
+          found = found || factor == symbol;
+    if (!found) throw Error(fmt::format("graph @{} has no symbolic size {}", g.name, symbol));
+    if (size < 0) throw Error(fmt::format("{} = {}: a size cannot be negative", symbol, size));
+  }
+  for (const auto& p : g.body.params()) p->type = ir::substitute(p->type, sizes);
+  reinferTypes(g);
   return Graph(std::move(module));
 }
 

@@ -492,6 +492,30 @@ PackedWeights packTransposedFilters(const float* w, int64_t channels, int64_t ro
   return packed;
 }
 
+void packMxPanels(const ir::MxWeights& mx, int panel, PackedWeights& out, ThreadPool& pool) {
+  const int64_t rows = mx.rows, k = mx.cols, panels = (rows + panel - 1) / panel;
+  out.sourceFloats = std::max<int64_t>(rows * k, 1);
+  out.packedFloats = gemm::packedFloats(rows, k, panel);
+  out.data.resize(static_cast<size_t>(out.packedFloats));
+  float* packed = out.data.data();
+  // Chunks of at least ~8k values: below that, threads cost more than they save.
+  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(k * panel, 1));
+  pool.parallelFor(panels, grain, [&](int64_t begin, int64_t end, int) {
+    std::vector<float> row(static_cast<size_t>(k));
+    for (int64_t g = begin; g < end; ++g) {
+      float* to = packed + g * k * panel;
+      for (int r = 0; r < panel; ++r) {
+        const int64_t source = g * panel + r;
+        if (source < rows)
+          mx.dequantize(source, source + 1, row.data());
+        else
+          std::fill(row.begin(), row.end(), 0.0f);  // past the last row: zero, as packA/packB pad
+        for (int64_t kk = 0; kk < k; ++kk) to[kk * panel + r] = row[static_cast<size_t>(kk)];
+      }
+    }
+  });
+}
+
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed) {
   const int nr = gemm::hostMicroKernel().nr;
   PackedWeights w;
@@ -509,25 +533,20 @@ PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t 
 void gemmWithEpilogue(const GemmProblem& problem, const TileEpilogue& epilogue, GemmScratch& scratch,
                       ThreadPool& pool) {
   if (problem.aOffsets.empty() || problem.m == 0 || problem.n == 0) return;
-  // An MX weight is dequantised here, on every call, into this thread's
-  // scratch (rows in parallel), and packed there as a constant weight is
-  // packed once at load — the same panels, so the same results as the f32
-  // weights' — only the MX bytes staying in memory between calls.
+  // An MX weight is dequantised and packed here, on every call, straight
+  // into this thread's scratch panels — the panels a constant f32 weight is
+  // packed into once at load, so the results are the same bits — and only
+  // the MX bytes stay in memory between calls.
   GemmProblem dequantized;
   const GemmProblem* use = &problem;
   if (const ir::MxWeights* mx = problem.mxA ? problem.mxA : problem.mxB) {
-    scratch.dequantized.resize(static_cast<size_t>(mx->rows * mx->cols));
-    float* values = scratch.dequantized.data();
-    pool.parallelFor(mx->rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(mx->cols, 1)),
-                     [&](int64_t begin, int64_t end, int) { mx->dequantize(begin, end, values + begin * mx->cols); });
+    // Stored rows are a linear's output features, a matmul's B columns
+    // (stored transposed), a convolution's output channels: the GEMM's B
+    // columns or A rows, packed in panels of nr or the conv kernel's width.
+    const int panel = problem.mxA ? gemm::convolutionKernel(mx->rows).nr : gemm::hostMicroKernel().nr;
+    packMxPanels(*mx, panel, scratch.mxPacked, pool);
     dequantized = problem;
-    if (problem.mxA) {  // a convolution's filters [m, k]
-      scratch.mxPacked = packFilters(values, mx->rows, mx->cols);
-      dequantized.packedA = &scratch.mxPacked;
-    } else {  // stored [n, k]: a linear's weight, or a matmul's B transposed
-      scratch.mxPacked = packWeightsB(values, 1, mx->cols, mx->rows, /*transposed=*/true);
-      dequantized.packedB = &scratch.mxPacked;
-    }
+    (problem.mxA ? dequantized.packedA : dequantized.packedB) = &scratch.mxPacked;
     use = &dequantized;
   }
   const GemmProblem& p = *use;

@@ -56,6 +56,11 @@ PackedWeights packTransposedFilters(const float* w, int64_t channels, int64_t ro
 /// Packs a B operand: [matrices, k, n], or [matrices, n, k] when transposed.
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed);
 
+/// An MX weight's stored rows (each k values) packed, dequantised, in
+/// panels of `panel` rows as packWeightsA/packWeightsB pack them (a row of
+/// the stored matrix is an A row or a B column): `out` is reused.
+void packMxPanels(const ir::MxWeights& mx, int panel, PackedWeights& out, ThreadPool& pool);
+
 /// C[b] = A[b] · B[b] (B transposed for linear), row-major, for every batch
 /// index b; the batch dims' broadcasting is in the offsets.
 struct GemmProblem {
@@ -94,8 +99,7 @@ struct GemmScratch {
   std::vector<float> packedB;        // B packed before the tiles
   std::vector<float> paddedImages;   // a convolution's images with their zero borders (depthwise: channels-last)
   std::vector<float> packedFilters;  // a convolution's filters, when not a constant
-  std::vector<float> dequantized;    // an MX operand, dequantised
-  PackedWeights mxPacked;            // and packed
+  PackedWeights mxPacked;            // an MX operand, dequantised and packed
   std::vector<std::vector<std::byte>> tiles;  // per pool thread: the tile, packed A, packed B
 };
 

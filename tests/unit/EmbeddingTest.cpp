@@ -351,6 +351,21 @@ TEST(GraphEditsTest, WithDynamicDimsUnpinsAStaticBatch) {
   }
 }
 
+TEST(GraphEditsTest, WithStaticDimsPinsASymbolicSize) {
+  const Graph g = Graph::parse(
+      "graph @f(%x: f32[B, 4], %y: f32[B, S]) -> (f32[B, 4], f32[B, S]) {\n  %a = relu(%x)\n"
+      "  %b = softmax(%y) {dim = -1}\n  return %a, %b\n}\n");
+  const Graph pinned = g.withStaticDims({{"B", 3}});
+  EXPECT_EQ(ir::toString(pinned.entry().body.param(0)->type), "f32[3, 4]");
+  EXPECT_EQ(ir::toString(pinned.entry().resultTypes), "f32[3, 4], f32[3, S]");
+  EXPECT_EQ(ir::toString(g.entry().body.param(0)->type), "f32[B, 4]");  // the original is untouched
+  const Executable exe = compile(pinned);
+  EXPECT_EQ(exe.run({rand({3, 4}, 1), rand({3, 7}, 2)})[1].shape(), (std::vector<int64_t>{3, 7}));
+  EXPECT_THROW(exe.run({rand({2, 4}, 1), rand({2, 7}, 2)}), Error);  // B is 3 now
+  EXPECT_THROW(g.withStaticDims({{"Q", 3}}), Error);
+  EXPECT_THROW(g.withStaticDims({{"B", -1}}), Error);
+}
+
 // --- compiled(fn) ------------------------------------------------------------
 
 TEST(CompiledTest, RecompilesOnceForANewStaticSizeWithTheReasonLogged) {

@@ -53,6 +53,7 @@ struct ExportCommandOptions {
   graphc::CompileOptions compile;
   graphc::ExportOptions exportOptions;
   std::string output;
+  std::vector<std::string> dims;  // SYM=N pins a symbolic size; SYM=? keeps it symbolic
 };
 
 struct ImportCommandOptions {

@@ -9,8 +9,8 @@
 //                       [--arch sm_90] [--dump-dir DIR] [--time-passes] [-o OUT]
 //   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]... [--dim SYM=N]...
 //   [--iters N] graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph] graphc --list-passes
-//   graphc export FILE -o OUT.gcpkg [--device cpu] [--passes a,b] [--weights f32|mxfp8|mxfp6|mxfp4]
-//   graphc run OUT.gcpkg [--input ...]... [--dim SYM=N]...   (the package, loaded without compiling)
+//   graphc export FILE -o OUT.gcpkg [--device cpu] [--passes a,b] [--weights f32|f16|bf16|mxfp8|mxfp6|mxfp4] [--dim
+//   SYM=N|SYM=?]... graphc run OUT.gcpkg [--input ...]... [--dim SYM=N]...   (the package, loaded without compiling)
 //
 // FILE is a .graph file or an ONNX model (.onnx); --input files are .npy or
 // ONNX TensorProto (.pb).
@@ -123,6 +123,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(
           {"f32", "mxfp8", "mxfp6", "mxfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4_e2m1"}))
       ->default_str("f32");
+  exportCmd
+      ->add_option("--dim", exportOptions.dims,
+                   "SYM=N: compile with the symbolic size SYM pinned to N; SYM=? keeps it symbolic (the default)")
+      ->allow_extra_args(false);
 
   CLI::App* importCmd = app.add_subcommand("import", "Import an ONNX model and print it as .graph text");
   importCmd->add_option("file", import.file, "An ONNX model (.onnx)")->required();

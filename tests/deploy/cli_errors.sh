@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# deploy.cli_errors: graphc export's refusals — each a one-line error and
+# the documented exit status (1 diagnosed, 2 usage) — and `graphc run` of
+# a damaged package.
+set -uo pipefail
+graphc="$1" model="$2"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+failed=0
+expect() {  # STATUS TEXT COMMAND...
+  local status="$1" text="$2"
+  shift 2
+  local out
+  out="$("$@" 2>&1)"
+  local got=$?
+  if [[ $got != "$status" || "$out" != *"$text"* ]]; then
+    echo "FAILED: $* -> $got: $out (wanted $status and '$text')"
+    failed=1
+  else
+    echo "ok: $* -> $got: $(head -1 <<<"$out")"
+  fi
+}
+expect 2 "export needs -o" "$graphc" export "$model" -o ""
+expect 2 "--weights" "$graphc" export "$model" -o "$dir/a.gcpkg" --weights int3
+expect 2 "--dim expects SYM=N or SYM=?" "$graphc" export "$model" -o "$dir/a.gcpkg" --dim B=x
+expect 1 "has no symbolic size Q" "$graphc" export "$model" -o "$dir/a.gcpkg" --dim Q=2
+expect 1 "cannot write the package" "$graphc" export "$model" -o "$dir/no/such/folder/a.gcpkg"
+# (cuda export is not built yet: "the cuda backend cannot export a package",
+# or in a build without CUDA "... built without the cuda backend")
+expect 1 "cuda backend" "$graphc" export "$model" -o "$dir/a.gcpkg" --device cuda
+expect 0 "" "$graphc" export "$model" -o "$dir/a.gcpkg" --dim B=?
+expect 2 "do not apply to it" "$graphc" run "$dir/a.gcpkg" --device reference --dim B=2 --input x=rand:1
+head -c 3000 "$dir/a.gcpkg" >"$dir/cut.gcpkg"
+expect 1 "cut.gcpkg: not a graphc package" "$graphc" run "$dir/cut.gcpkg" --dim B=2 --input x=rand:1
+exit $failed
