@@ -52,7 +52,7 @@ add_library(graphc::graphc ALIAS graphc_shared)
 # paths under include/graphc/ (so their own includes resolve).
 set(graphc_public_headers
   frontend/api/Api.h frontend/api/Tracer.h frontend/api/Compiled.h codegen/Backend.h
-  ir/Attribute.h ir/Diagnostics.h ir/DType.h ir/Graph.h ir/Ops.h ir/ops.def ir/Type.h
+  ir/Attribute.h ir/Diagnostics.h ir/DType.h ir/Graph.h ir/Mx.h ir/Ops.h ir/ops.def ir/Type.h
   runtime/Executable.h runtime/Tensor.h)
 foreach(header IN LISTS graphc_public_headers)
   get_filename_component(folder ${header} DIRECTORY)
@@ -62,6 +62,11 @@ install(FILES frontend/api/graphc.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/grap
 
 install(TARGETS graphc_shared EXPORT graphcTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The compiler-free runtime (deploy/): libgraphc-runtime.so, graphc::runtime,
+# and its C header, for programs that only run exported packages.
+install(TARGETS graphc_runtime_shared EXPORT graphcTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES deploy/graphc_runtime.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/graphc)
 install(EXPORT graphcTargets NAMESPACE graphc:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/graphc)
 configure_package_config_file(cmake/graphcConfig.cmake.in ${PROJECT_BINARY_DIR}/graphcConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/graphc)

@@ -38,6 +38,10 @@ std::string manifestText(const json& manifest, const char* object, const char* f
   return manifest[object][field].get<std::string>();
 }
 
+std::string manifestString(const json& manifest, const char* field) {
+  return manifest.contains(field) && manifest[field].is_string() ? manifest[field].get<std::string>() : "?";
+}
+
 void checkTarget(const Package& p) {
   const json& m = p.manifest();
   if (!m.contains("device") || m["device"] != "cpu")
@@ -128,7 +132,7 @@ LoadedPackage load(const Package& p) {
     throw ir::Error(
         fmt::format("{}: its step plan is not the one this runtime makes of its graph (made by graphc {}; "
                     "export it again with this version)",
-                    p.name(), p.manifest().value("graphc_version", "?")));
+                    p.name(), manifestString(p.manifest(), "graphc_version")));
   if (!stored.contains("kernels") || stored["kernels"] != kernelTable(lowered))
     throw ir::Error(fmt::format("{}: its kernel table does not match the kernels of its graph", p.name()));
 
@@ -144,16 +148,30 @@ LoadedPackage load(const Package& p) {
     k->from = codegen::cpu::CompiledKernel::From::Package;
     kernels.push_back(std::move(k));
   }
-  out.executable = codegen::cpu::makeExecutable(g, lowered, std::move(kernels));
+  try {
+    out.executable = codegen::cpu::makeExecutable(g, lowered, std::move(kernels));
+  } catch (const ir::Error& e) {
+    throw ir::Error(fmt::format("{}: {}", p.name(), e.what()));
+  }
   return out;
+}
+
+/// load(), with any JSON access a check missed reported as the package's
+/// error rather than escaping as nlohmann's exception.
+LoadedPackage loadChecked(const Package& p) {
+  try {
+    return load(p);
+  } catch (const json::exception& e) {
+    throw ir::Error(fmt::format("{}: malformed JSON: {}", p.name(), e.what()));
+  }
 }
 
 }  // namespace
 
-LoadedPackage loadPackage(const std::filesystem::path& path) { return load(Package::read(path)); }
+LoadedPackage loadPackage(const std::filesystem::path& path) { return loadChecked(Package::read(path)); }
 
 LoadedPackage loadPackage(std::span<const std::byte> bytes, const std::string& name) {
-  return load(Package::fromBytes(bytes, name));
+  return loadChecked(Package::fromBytes(bytes, name));
 }
 
 std::unique_ptr<runtime::Executable> openPackage(const std::filesystem::path& path) {

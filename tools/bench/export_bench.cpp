@@ -14,6 +14,8 @@
 //   graphc-export-bench [--models DIR] [--rounds N] [--markdown FILE]
 // With --markdown, the table replaces the text between
 // <!-- export-bench:begin --> and <!-- export-bench:end --> in FILE.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,7 +27,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "frontend/api/graphc.h"
 #include "frontend/onnx/OnnxImporter.h"
@@ -37,9 +38,9 @@ using namespace graphc;
 
 namespace {
 
-const std::vector<std::string> kModels = {"bert",     "convnext",   "diffusion_block",    "distilbert", "efficientnet_b0",
-                                          "gpt2",     "llama",      "mobilenet_v3_small", "resnet18",   "t5_encoder",
-                                          "unet",     "vit",        "whisper_encoder"};
+const std::vector<std::string> kModels = {"bert", "convnext", "diffusion_block",    "distilbert", "efficientnet_b0",
+                                          "gpt2", "llama",    "mobilenet_v3_small", "resnet18",   "t5_encoder",
+                                          "unet", "vit",      "whisper_encoder"};
 const std::vector<std::string> kFormats = {"f32", "bf16", "mxfp8", "mxfp6", "mxfp4"};
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -145,7 +146,11 @@ int main(int argc, char** argv) {
       // The weights' bits per value: what the package stores of its
       // quantised constants (scales included) over their count.
       // Bits per quantised value: the element and one 8-bit scale per 32.
-      const int bits = format == "mxfp8" ? 8 : format == "mxfp6" ? 6 : format == "mxfp4" ? 4 : format == "bf16" ? 16 : 32;
+      const int bits = format == "mxfp8"   ? 8
+                       : format == "mxfp6" ? 6
+                       : format == "mxfp4" ? 4
+                       : format == "bf16"  ? 16
+                                           : 32;
       row.bitsPerWeight = format == "f32" || format == "bf16" ? bits : bits + 8.0 / 32;
       if (isClassifier(loadedFormats.back())) {
         const ir::TensorType& t = loaded.graph.entry().body.param(0)->type;
@@ -185,11 +190,12 @@ int main(int argc, char** argv) {
     const Row& r = rows[i];
     const Row& base = rows[i - i % kFormats.size()];
     worstLoad = std::max(worstLoad, r.loadMedian);
-    table += fmt::format("| {} | {} | {:.1f} | {:.2f} | {:.2f} / {:.2f} | {:.4f} | {:.2f} | {:.3g} | {:.3g} | {} | {} |\n",
-                         r.model, r.format, r.bytes / 1024.0, r.bitsPerWeight, r.loadMin * 1e3, r.loadMedian * 1e3,
-                         r.steady * 1e3, r.steady / base.steady, r.maxError, r.meanError,
-                         r.agree < 0 ? std::string("—") : fmt::format("{}/{}", r.agree, r.total),
-                         r.format == "f32" ? (r.bitwise ? "yes" : "**no**") : "—");
+    table +=
+        fmt::format("| {} | {} | {:.1f} | {:.2f} | {:.2f} / {:.2f} | {:.4f} | {:.2f} | {:.3g} | {:.3g} | {} | {} |\n",
+                    r.model, r.format, r.bytes / 1024.0, r.bitsPerWeight, r.loadMin * 1e3, r.loadMedian * 1e3,
+                    r.steady * 1e3, r.steady / base.steady, r.maxError, r.meanError,
+                    r.agree < 0 ? std::string("—") : fmt::format("{}/{}", r.agree, r.total),
+                    r.format == "f32" ? (r.bitwise ? "yes" : "**no**") : "—");
   }
   table += fmt::format("\nSlowest load → first result (median): {:.2f} ms.\n", worstLoad * 1e3);
   std::fputs(table.c_str(), stdout);
