@@ -99,6 +99,8 @@ uint8_t mxEncodeElement(MxFormat f, double x) {
 
 float mxDecodeElement(MxFormat f, uint8_t code) { return tables().value[static_cast<int>(f)][code]; }
 
+const float* mxDecodeTable(MxFormat f) { return tables().value[static_cast<int>(f)].data(); }
+
 uint8_t mxSharedScale(MxFormat f, const float* block, int64_t n) {
   float amax = 0;
   for (int64_t i = 0; i < n; ++i) {

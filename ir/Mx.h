@@ -64,6 +64,9 @@ std::optional<MxFormat> parseMxFormat(std::string_view name);
 uint8_t mxEncodeElement(MxFormat f, double x);
 /// An element's value (its sign bit included: -0.0 for the negative zero).
 float mxDecodeElement(MxFormat f, uint8_t code);
+/// Every element's value by code (256 entries; codes past the format's
+/// width unused), for decoding loops. Only the formats with scales.
+const float* mxDecodeTable(MxFormat f);
 /// The E8M0 scale of a block (see the conversion above).
 uint8_t mxSharedScale(MxFormat f, const float* block, int64_t n);
 /// 2^(scale − 127) as a float (NaN for 0xFF).

@@ -61,6 +61,7 @@ struct BoundRegion {
 /// constant operands packed, a convolution's geometry.
 struct Prepacked {
   std::optional<runtime::cpu::PackedWeights> a, b;
+  std::optional<runtime::cpu::MxPanels> mx;  // an MX weight, in panel order
   std::optional<runtime::cpu::gemm::ConvGeometry> conv;
   std::optional<runtime::cpu::gemm::ConvTransposeGeometry> convTranspose;
 };
@@ -87,6 +88,9 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       return &slot.constant;
     };
     Prepacked p;
+    if (const int w = mxWeightOperand(s); w >= 0)
+      if (const auto& mx = plan.slots[static_cast<size_t>(s.inputs[static_cast<size_t>(w)])].mx)
+        p.mx = g.conv ? runtime::cpu::packMxFilters(*mx) : runtime::cpu::packMxWeightsB(*mx);
     if (g.conv && g.conv->transposed) {  // the filters [channels, outChannels, kernel...]
       const codegen::kernel::ConvAsGemm& c = *g.conv;
       p.convTranspose.emplace(c.channels, c.outChannels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin);
@@ -108,7 +112,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       const int64_t matrices = k * n == 0 ? 0 : w->numel() / (k * n);
       if (matrices > 0) p.b = runtime::cpu::packWeightsB(w->as<float>(), matrices, k, n, g.transposeB);
     }
-    if (p.a || p.b || p.conv || p.convTranspose) out.emplace(&s, std::move(p));
+    if (p.a || p.b || p.mx || p.conv || p.convTranspose) out.emplace(&s, std::move(p));
   }
 }
 
@@ -211,9 +215,6 @@ class Binder {
       b.cancelPiece = std::max<int64_t>(1, runtime::kCancelCheckWork / perPoint);
     } else {
       bindGemm(k, b);
-      if (const int w = mxWeightOperand(s); w >= 0)
-        if (const auto& mx = plan.slots[static_cast<size_t>(s.inputs[static_cast<size_t>(w)])].mx)
-          (k.gemm->conv ? b.gemm.mxA : b.gemm.mxB) = mx.get();
     }
     return b;
   }
@@ -230,6 +231,7 @@ class Binder {
       p.packedB = it->second.b ? &*it->second.b : nullptr;
       p.conv = it->second.conv ? &*it->second.conv : nullptr;
       p.convTranspose = it->second.convTranspose ? &*it->second.convTranspose : nullptr;
+      if (it->second.mx) (g.conv ? p.mxA : p.mxB) = &*it->second.mx;
     }
     if (g.conv) {  // a = the filters (the same for every image), b = the images
       int64_t imageFloats = 0;

@@ -6,6 +6,7 @@
 
 #include <cblas.h>
 
+#include "ir/Half.h"
 #include "runtime/cpu/gemm/MicroKernel.h"
 
 namespace graphc::runtime::cpu {
@@ -492,27 +493,76 @@ PackedWeights packTransposedFilters(const float* w, int64_t channels, int64_t ro
   return packed;
 }
 
-void packMxPanels(const ir::MxWeights& mx, int panel, PackedWeights& out, ThreadPool& pool) {
-  const int64_t rows = mx.rows, k = mx.cols, panels = (rows + panel - 1) / panel;
+namespace {
+
+MxPanels panelsOf(const ir::MxWeights& mx, int panel) {
+  MxPanels p;
+  p.format = mx.format;
+  p.panel = panel;
+  p.rows = mx.rows;
+  p.k = mx.cols;
+  p.panels = (mx.rows + panel - 1) / panel;
+  const bool wide = !ir::mxHasScales(mx.format);  // f16, bf16: two bytes a code
+  p.blocks = wide ? 0 : ir::mxRowBlocks(mx.cols);
+  p.codes.assign(static_cast<size_t>(p.panels * p.k * panel * (wide ? 2 : 1)), 0);
+  p.scales.assign(static_cast<size_t>(p.panels * p.blocks * panel), 0.0f);  // rows past the last: 0
+  const int bits = ir::mxFormatInfo(mx.format).bits;
+  const auto* elements = reinterpret_cast<const uint8_t*>(mx.elements.data());
+  const auto* scales = reinterpret_cast<const uint8_t*>(mx.scales.data());
+  const int64_t rowBytes = ir::mxRowBytes(mx.format, mx.cols);
+  for (int64_t row = 0; row < mx.rows; ++row) {
+    const int64_t g = row / panel, r = row % panel;
+    const uint8_t* in = elements + row * rowBytes;
+    for (int64_t kk = 0; kk < mx.cols; ++kk) {
+      const size_t at = static_cast<size_t>((g * p.k + kk) * panel + r);
+      if (wide) {
+        p.codes[2 * at] = in[2 * kk];
+        p.codes[2 * at + 1] = in[2 * kk + 1];
+        continue;
+      }
+      const int64_t bit = kk * bits;
+      uint32_t word = in[bit / 8];
+      if (bit % 8 + bits > 8) word |= static_cast<uint32_t>(in[bit / 8 + 1]) << 8;
+      p.codes[at] = static_cast<uint8_t>((word >> (bit % 8)) & ((1u << bits) - 1));
+    }
+    for (int64_t b = 0; b < p.blocks; ++b)
+      p.scales[static_cast<size_t>((g * p.blocks + b) * panel + r)] = ir::mxScaleValue(scales[row * p.blocks + b]);
+  }
+  return p;
+}
+
+}  // namespace
+
+MxPanels packMxWeightsB(const ir::MxWeights& mx) { return panelsOf(mx, gemm::hostMicroKernel().nr); }
+MxPanels packMxFilters(const ir::MxWeights& mx) { return panelsOf(mx, gemm::convolutionKernel(mx.rows).nr); }
+
+void MxPanels::decode(PackedWeights& out, ThreadPool& pool) const {
   out.sourceFloats = std::max<int64_t>(rows * k, 1);
-  out.packedFloats = gemm::packedFloats(rows, k, panel);
+  out.packedFloats = panels * k * panel;
   out.data.resize(static_cast<size_t>(out.packedFloats));
   float* packed = out.data.data();
-  // Chunks of at least ~8k values: below that, threads cost more than they save.
-  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(k * panel, 1));
+  const int64_t panelFloats = k * panel;
+  // Chunks of at least ~16k values: below that, threads cost more than they save.
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(panelFloats, 1));
   pool.parallelFor(panels, grain, [&](int64_t begin, int64_t end, int) {
-    std::vector<float> row(static_cast<size_t>(k));
-    for (int64_t g = begin; g < end; ++g) {
-      float* to = packed + g * k * panel;
-      for (int r = 0; r < panel; ++r) {
-        const int64_t source = g * panel + r;
-        if (source < rows)
-          mx.dequantize(source, source + 1, row.data());
-        else
-          std::fill(row.begin(), row.end(), 0.0f);  // past the last row: zero, as packA/packB pad
-        for (int64_t kk = 0; kk < k; ++kk) to[kk * panel + r] = row[static_cast<size_t>(kk)];
+    if (!ir::mxHasScales(format)) {  // f16, bf16: little-endian bit patterns
+      for (int64_t i = begin * panelFloats; i < end * panelFloats; ++i) {
+        const auto h =
+            static_cast<uint16_t>(codes[static_cast<size_t>(2 * i)] | (codes[static_cast<size_t>(2 * i + 1)] << 8));
+        packed[i] = format == ir::MxFormat::F16 ? ir::f16ToFloat(h) : ir::bf16ToFloat(h);
       }
+      return;
     }
+    const float* table = ir::mxDecodeTable(format);
+    for (int64_t g = begin; g < end; ++g)
+      for (int64_t b = 0; b < blocks; ++b) {
+        const float* scale = scales.data() + (g * blocks + b) * panel;
+        for (int64_t kk = b * ir::kMxBlock; kk < std::min<int64_t>(k, (b + 1) * ir::kMxBlock); ++kk) {
+          const uint8_t* code = codes.data() + (g * k + kk) * panel;
+          float* to = packed + (g * k + kk) * panel;
+          for (int r = 0; r < panel; ++r) to[r] = table[code[r]] * scale[r];
+        }
+      }
   });
 }
 
@@ -533,18 +583,14 @@ PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t 
 void gemmWithEpilogue(const GemmProblem& problem, const TileEpilogue& epilogue, GemmScratch& scratch,
                       ThreadPool& pool) {
   if (problem.aOffsets.empty() || problem.m == 0 || problem.n == 0) return;
-  // An MX weight is dequantised and packed here, on every call, straight
-  // into this thread's scratch panels — the panels a constant f32 weight is
-  // packed into once at load, so the results are the same bits — and only
-  // the MX bytes stay in memory between calls.
+  // An MX weight is decoded here, on every call, into this thread's
+  // scratch panels — the panels a constant f32 weight is packed into once at
+  // load, so the results are the same bits — and only the MX codes stay in
+  // memory between calls.
   GemmProblem dequantized;
   const GemmProblem* use = &problem;
-  if (const ir::MxWeights* mx = problem.mxA ? problem.mxA : problem.mxB) {
-    // Stored rows are a linear's output features, a matmul's B columns
-    // (stored transposed), a convolution's output channels: the GEMM's B
-    // columns or A rows, packed in panels of nr or the conv kernel's width.
-    const int panel = problem.mxA ? gemm::convolutionKernel(mx->rows).nr : gemm::hostMicroKernel().nr;
-    packMxPanels(*mx, panel, scratch.mxPacked, pool);
+  if (const MxPanels* mx = problem.mxA ? problem.mxA : problem.mxB) {
+    mx->decode(scratch.mxPacked, pool);
     dequantized = problem;
     (problem.mxA ? dequantized.packedA : dequantized.packedB) = &scratch.mxPacked;
     use = &dequantized;

@@ -56,10 +56,27 @@ PackedWeights packTransposedFilters(const float* w, int64_t channels, int64_t ro
 /// Packs a B operand: [matrices, k, n], or [matrices, n, k] when transposed.
 PackedWeights packWeightsB(const float* b, int64_t matrices, int64_t k, int64_t n, bool transposed);
 
-/// An MX weight's stored rows (each k values) packed, dequantised, in
-/// panels of `panel` rows as packWeightsA/packWeightsB pack them (a row of
-/// the stored matrix is an A row or a B column): `out` is reused.
-void packMxPanels(const ir::MxWeights& mx, int panel, PackedWeights& out, ThreadPool& pool);
+/// A weight held in an MX (or f16/bf16) format, rearranged once when the
+/// Executable is built into the order of the packed panels the GEMM reads
+/// (packWeightsA/packWeightsB's: a stored row — each k values — is an A row
+/// or a B column; panel g holds rows [g·panel, g·panel + panel) as
+/// k × panel): one code per byte (two bytes for f16/bf16), and each block's
+/// scale per row as a float. Decoding it on a call is then one contiguous
+/// pass — a table lookup and a multiply per value — into the panels, with
+/// the same values mxDequantize gives, so the same GEMM results.
+struct MxPanels {
+  ir::MxFormat format = ir::MxFormat::E4M3;
+  int panel = 0;
+  int64_t rows = 0, k = 0, panels = 0, blocks = 0;
+  std::vector<uint8_t> codes;  // [panels][k][panel] (×2 bytes for f16/bf16)
+  std::vector<float> scales;   // [panels][blocks][panel]
+  /// Decodes every panel into `out` (reused from call to call).
+  void decode(PackedWeights& out, ThreadPool& pool) const;
+};
+/// A linear's or matmul's B (stored [n, k]) in the micro-kernel's NR panels.
+MxPanels packMxWeightsB(const ir::MxWeights& mx);
+/// A convolution's filters [m, k] in the convolution kernel's panels.
+MxPanels packMxFilters(const ir::MxWeights& mx);
 
 /// C[b] = A[b] · B[b] (B transposed for linear), row-major, for every batch
 /// index b; the batch dims' broadcasting is in the offsets.
@@ -73,11 +90,11 @@ struct GemmProblem {
   const PackedWeights* packedA = nullptr;   // f32: A packed at compile time
   const PackedWeights* packedB = nullptr;   // f32: B packed at compile time
   /// An operand held in an MX format (an exported package's weight):
-  /// dequantised and packed on each call (as packedA/packedB are at load);
-  /// a and b are then not read.
-  /// mxB: a linear's B [n, k]; mxA: a convolution's filters [m, k].
-  const ir::MxWeights* mxA = nullptr;
-  const ir::MxWeights* mxB = nullptr;
+  /// decoded into packed panels on each call (as packedA/packedB are packed
+  /// at load); a and b are then not read.
+  /// mxB: a linear's or matmul's B; mxA: a convolution's filters.
+  const MxPanels* mxA = nullptr;
+  const MxPanels* mxB = nullptr;
   /// A convolution: B is the im2col of image b (b + bOffsets[b]), A the
   /// filters [m, k]; C[b] is image b's output [m, positions].
   const gemm::ConvGeometry* conv = nullptr;
