@@ -131,6 +131,12 @@ LoadedModel loadModel(const std::filesystem::path& file, const std::map<std::str
 
 /// A tensor from a .npy file or an ONNX TensorProto (`.pb`) file.
 Tensor readTensor(const std::filesystem::path& file);
+/// The inputs of an ONNX test data set folder (input_0.pb, input_1.pb, ...:
+/// each file's own name, an unnamed one the model's graph input at its
+/// position) in the parameter order of `loaded`, which loadModel made of
+/// `model`. Throws Error naming a parameter no file gives.
+std::vector<Tensor> readTestDataInputs(const std::filesystem::path& model, const LoadedModel& loaded,
+                                       const std::filesystem::path& dataSet);
 
 /// A graph compiled for one device. Cheap to copy (copies share it).
 class Executable {

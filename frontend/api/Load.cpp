@@ -30,4 +30,18 @@ Tensor readTensor(const std::filesystem::path& file) {
   return runtime::readNpy(file.string());
 }
 
+std::vector<Tensor> readTestDataInputs(const std::filesystem::path& model, const LoadedModel& loaded,
+                                       const std::filesystem::path& dataSet) {
+  std::map<std::string, Tensor> byName = detail::readTestDataInputs(model, dataSet);
+  for (const auto& [onnxName, param] : loaded.paramOfInput)
+    if (auto it = byName.find(onnxName); it != byName.end() && onnxName != param) byName.emplace(param, it->second);
+  std::vector<Tensor> inputs;
+  for (const auto& p : loaded.graph.entry().body.params()) {
+    auto it = byName.find(p->name);
+    if (it == byName.end()) throw Error(fmt::format("{}: no input_K.pb gives input {}", dataSet.string(), p->name));
+    inputs.push_back(it->second);
+  }
+  return inputs;
+}
+
 }  // namespace graphc

@@ -1,6 +1,7 @@
 // ONNX models and TensorProto tensors through the importer (frontend/onnx).
 #include "frontend/api/LoadModel.h"
 #include "frontend/onnx/OnnxImporter.h"
+#include "runtime/FileIO.h"
 
 namespace graphc::detail {
 
@@ -17,5 +18,10 @@ LoadedModel loadOnnx(const std::filesystem::path& file, const std::map<std::stri
 }
 
 Tensor readTensorProto(const std::filesystem::path& file) { return frontend::readTensorProtoFile(file.string()); }
+
+std::map<std::string, Tensor> readTestDataInputs(const std::filesystem::path& model,
+                                                 const std::filesystem::path& dataSet) {
+  return frontend::readTestDataInputs(dataSet, frontend::onnxGraphInputs(runtime::readFile(model)));
+}
 
 }  // namespace graphc::detail

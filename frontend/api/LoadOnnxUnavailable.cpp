@@ -15,4 +15,8 @@ Tensor readTensorProto(const std::filesystem::path& file) {
   throw Error(fmt::format("{}: this graphc was built without ONNX support, which reads .pb tensors", file.string()));
 }
 
+std::map<std::string, Tensor> readTestDataInputs(const std::filesystem::path&, const std::filesystem::path& dataSet) {
+  throw Error(fmt::format("{}: this graphc was built without ONNX support, which reads .pb tensors", dataSet.string()));
+}
+
 }  // namespace graphc::detail

@@ -21,6 +21,7 @@
 //     ^
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -93,5 +94,12 @@ runtime::Tensor parseTensorProto(std::string_view bytes, const std::string& name
 runtime::Tensor readTensorProtoFile(const std::string& path);
 /// The name stored in a serialized TensorProto ("" when it has none).
 std::string tensorProtoName(std::string_view bytes);
+
+/// The inputs of an ONNX test data set folder (input_0.pb, input_1.pb, ...
+/// up to the first missing one) by graph input name: each file's own name,
+/// or for an unnamed file K the model's K-th graph input (`graphInputs`,
+/// onnxGraphInputs). Throws as parseTensorProto does.
+std::map<std::string, runtime::Tensor> readTestDataInputs(const std::filesystem::path& dataSet,
+                                                          const std::vector<std::string>& graphInputs);
 
 }  // namespace graphc::frontend

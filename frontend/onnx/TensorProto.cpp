@@ -195,4 +195,17 @@ std::string tensorProtoName(std::string_view bytes) {
   return proto.name();
 }
 
+std::map<std::string, runtime::Tensor> readTestDataInputs(const std::filesystem::path& dataSet,
+                                                          const std::vector<std::string>& graphInputs) {
+  std::map<std::string, runtime::Tensor> inputs;
+  for (size_t k = 0;; ++k) {
+    const std::filesystem::path file = dataSet / ("input_" + std::to_string(k) + ".pb");
+    if (!std::filesystem::exists(file)) return inputs;
+    const std::string bytes = runtime::readFile(file);
+    std::string name = tensorProtoName(bytes);
+    if (name.empty() && k < graphInputs.size()) name = graphInputs[k];
+    inputs[name] = parseTensorProto(bytes, file.string());
+  }
+}
+
 }  // namespace graphc::frontend

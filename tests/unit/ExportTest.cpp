@@ -19,7 +19,6 @@
 #include "deploy/Loader.h"
 #include "deploy/Package.h"
 #include "frontend/api/graphc.h"
-#include "frontend/onnx/OnnxImporter.h"
 #include "runtime/FileIO.h"
 
 namespace graphc {
@@ -30,29 +29,6 @@ using nlohmann::json;
 
 fs::path tempPath(const std::string& name) {
   return fs::temp_directory_path() / fmt::format("graphc-export-test-{}-{}", ::getpid(), name);
-}
-
-/// The inputs of a test_data_set folder, in the graph's parameter order.
-std::vector<Tensor> dataSetInputs(const LoadedModel& loaded, const fs::path& model, const fs::path& dir) {
-  // Each file names its input; an unnamed one goes by position.
-  const std::vector<std::string> onnxInputs = frontend::onnxGraphInputs(runtime::readFile(model));
-  std::map<std::string, Tensor> byParam;
-  for (int k = 0;; ++k) {
-    const fs::path file = dir / fmt::format("input_{}.pb", k);
-    if (!fs::exists(file)) break;
-    const std::string bytes = runtime::readFile(file);
-    std::string onnxName = frontend::tensorProtoName(bytes);
-    if (onnxName.empty() && static_cast<size_t>(k) < onnxInputs.size()) onnxName = onnxInputs[static_cast<size_t>(k)];
-    auto it = loaded.paramOfInput.find(onnxName);
-    byParam[it == loaded.paramOfInput.end() ? onnxName : it->second] = frontend::parseTensorProto(bytes, file.string());
-  }
-  std::vector<Tensor> inputs;
-  for (const auto& p : loaded.graph.entry().body.params()) {
-    auto it = byParam.find(p->name);
-    if (it == byParam.end()) throw Error(fmt::format("{}: no data for input {}", dir.string(), p->name));
-    inputs.push_back(it->second);
-  }
-  return inputs;
 }
 
 void expectBitwiseEqual(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what) {
@@ -76,7 +52,7 @@ TEST_P(SuiteExport, RunsBitForBitAsCompiledInProcess) {
   fs::remove(package);
   EXPECT_EQ(fromPackage.describe(), inProcess.describe());
   for (const char* set : {"test_data_set_0", "test_data_set_1"}) {
-    const std::vector<Tensor> inputs = dataSetInputs(loaded, dir / "model.onnx", dir / set);
+    const std::vector<Tensor> inputs = readTestDataInputs(dir / "model.onnx", loaded, dir / set);
     expectBitwiseEqual(fromPackage.run(inputs), inProcess.run(inputs), GetParam() + " " + set);
   }
 }
@@ -366,7 +342,7 @@ TEST_P(SuiteMxExport, RunsAsItsDequantisedWeightsDo) {
   const std::unique_ptr<ir::Module> plain = dequantized(*mx.module);
   const std::unique_ptr<runtime::Executable> reference = codegen::cpu::compileGraph(*plain->entry());
   const Executable f32 = compile(loaded.graph);
-  const std::vector<Tensor> inputs = dataSetInputs(loaded, dir / "model.onnx", dir / "test_data_set_0");
+  const std::vector<Tensor> inputs = readTestDataInputs(dir / "model.onnx", loaded, dir / "test_data_set_0");
   const std::vector<Tensor> got = mx.executable->run(inputs, {});
   expectBitwiseEqual(got, reference->run(inputs, {}), model + " " + format);
   const std::vector<Tensor> exact = f32.run(inputs);

@@ -29,7 +29,6 @@
 #include <fmt/format.h>
 
 #include "frontend/api/graphc.h"
-#include "frontend/onnx/OnnxImporter.h"
 #include "runtime/FileIO.h"
 #include "runtime/Random.h"
 
@@ -48,23 +47,6 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-std::vector<Tensor> dataSetInputs(const LoadedModel& loaded, const fs::path& model, const fs::path& dir) {
-  const std::vector<std::string> onnxInputs = frontend::onnxGraphInputs(runtime::readFile(model));
-  std::map<std::string, Tensor> byParam;
-  for (int k = 0;; ++k) {
-    const fs::path file = dir / fmt::format("input_{}.pb", k);
-    if (!fs::exists(file)) break;
-    const std::string bytes = runtime::readFile(file);
-    std::string name = frontend::tensorProtoName(bytes);
-    if (name.empty() && static_cast<size_t>(k) < onnxInputs.size()) name = onnxInputs[static_cast<size_t>(k)];
-    auto it = loaded.paramOfInput.find(name);
-    byParam[it == loaded.paramOfInput.end() ? name : it->second] = frontend::parseTensorProto(bytes, file.string());
-  }
-  std::vector<Tensor> inputs;
-  for (const auto& p : loaded.graph.entry().body.params()) inputs.push_back(byParam.at(p->name));
-  return inputs;
 }
 
 struct Row {
@@ -110,7 +92,7 @@ int main(int argc, char** argv) {
     const fs::path dir = models / model / "dynamo-dynamic";
     const LoadedModel loaded = loadModel(dir / "model.onnx");
     const Executable reference = compile(loaded.graph);
-    const std::vector<Tensor> inputs = dataSetInputs(loaded, dir / "model.onnx", dir / "test_data_set_0");
+    const std::vector<Tensor> inputs = readTestDataInputs(dir / "model.onnx", loaded, dir / "test_data_set_0");
     const std::vector<Tensor> exact = reference.run(inputs);
     std::vector<Executable> loadedFormats;
     for (const std::string& format : kFormats) {

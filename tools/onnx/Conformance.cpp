@@ -61,14 +61,7 @@ std::vector<DataSet> readDataSets(const fs::path& testDir, const std::vector<std
   for (const fs::path& dir : dirs) {
     DataSet set;
     set.name = dir.filename().string();
-    std::vector<fs::path> inputs = numbered(dir, "input");
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      const std::string bytes = runtime::readFile(inputs[k]);
-      // Each file names its input; an unnamed one goes by position.
-      std::string name = frontend::tensorProtoName(bytes);
-      if (name.empty() && k < graphInputs.size()) name = graphInputs[k];
-      set.inputs[name] = frontend::parseTensorProto(bytes, inputs[k].string());
-    }
+    set.inputs = frontend::readTestDataInputs(dir, graphInputs);
     for (const fs::path& p : numbered(dir, "output")) set.outputs.push_back(frontend::readTensorProtoFile(p.string()));
     sets.push_back(std::move(set));
   }
