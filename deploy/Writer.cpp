@@ -59,7 +59,28 @@ void gemmWeights(const codegen::RegionPlan& plan, std::map<const ir::DenseElemen
   }
 }
 
+/// Marks the constants a region of `r` returns (the plan copies those out,
+/// which an MX weight cannot be) as read by something other than a GEMM.
+void returnedConstants(const ir::Region& r, std::map<const ir::DenseElements*, MxUse>& onlyGemm) {
+  for (const ir::Value* v : r.returns) {
+    const ir::Node* def = v->definingNode();
+    const ir::Attribute* value = def && def->op == ir::OpId::Constant ? def->attrs.find("value") : nullptr;
+    if (value && value->kind == ir::Attribute::Kind::Dense) onlyGemm[value->dense.get()].fits = false;
+  }
+  for (const auto& n : r.nodes())
+    for (const auto& sub : n->regions()) returnedConstants(*sub, onlyGemm);
+}
+
 }  // namespace
+
+std::optional<ir::MxFormat> weightStorage(const std::string& name) {
+  if (name == "f32") return std::nullopt;
+  if (std::optional<ir::MxFormat> format = ir::parseMxFormat(name)) return format;
+  throw ir::Error(
+      fmt::format("export: unknown weight format '{}' (f32, f16, bf16, mxfp8, mxfp6, mxfp4, or an MX "
+                  "element format: mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4_e2m1)",
+                  name));
+}
 
 void writeCpuPackage(const ir::Graph& fused, const codegen::Backend::ExportedCode& code,
                      const std::filesystem::path& out, json manifest, const std::string& weightFormat) {
@@ -68,15 +89,10 @@ void writeCpuPackage(const ir::Graph& fused, const codegen::Backend::ExportedCod
 
   WeightsWriter weights;
   int64_t quantized = 0;
-  if (weightFormat != "f32") {
-    const std::optional<ir::MxFormat> format = ir::parseMxFormat(weightFormat);
-    if (!format)
-      throw ir::Error(
-          fmt::format("export: unknown weight format '{}' (f32, f16, bf16, mxfp8, mxfp6, mxfp4, or an MX element "
-                      "format: mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4_e2m1)",
-                      weightFormat));
+  if (const std::optional<ir::MxFormat> format = weightStorage(weightFormat)) {
     std::map<const ir::DenseElements*, MxUse> onlyGemm;
     gemmWeights(*stepPlan, onlyGemm);
+    returnedConstants(fused.body, onlyGemm);
     std::map<const ir::DenseElements*, bool> chosen;  // and whether transposed
     for (const auto& [d, use] : onlyGemm)
       if (use.fits) {

@@ -8,13 +8,20 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "codegen/Backend.h"
 #include "ir/Graph.h"
+#include "ir/Mx.h"
 
 namespace graphc::deploy {
+
+/// What `weights` names: nullopt for "f32", else the format; throws
+/// ir::Error for a name that is neither.
+std::optional<ir::MxFormat> weightStorage(const std::string& weights);
 
 /// `weights`: "f32" (every constant as it is), or "f16", "bf16" or an MX
 /// format name (ir::parseMxFormat): then every f32 weight that only GEMMs read as their

@@ -161,6 +161,7 @@ Executable compile(const std::filesystem::path& file, const CompileOptions& opti
 
 void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options,
                    const ExportOptions& exportOptions) {
+  deploy::weightStorage(exportOptions.weights);  // an unknown format is an error before anything compiles
   Pipelined p(codegen::backendFor(options.device));
   runPipeline(p, graph, options);
   const ir::Graph& fused = *p.module->entry();

@@ -276,6 +276,37 @@ TEST_F(DamagedPackage, PlanOrGraphThisRuntimeWouldNotMakeIsRefused) {
       << loadError(weights);
 }
 
+// A GEMM weight that is also returned (or read by any other step) stays
+// f32: the runtime refuses an MX constant anywhere but as a GEMM's weight.
+TEST(MxExport, OnlyWeightsNothingElseReadsAreQuantised) {
+  std::string hex;
+  for (int i = 0; i < 32 * 64; ++i) {
+    const float v = static_cast<float>((i * 7919) % 257) / 64 - 2;
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    for (int b = 0; b < 4; ++b) hex += fmt::format("{:02X}", (bits >> (8 * b)) & 0xff);
+  }
+  auto graph = [&](bool returned) {
+    return Graph::parse(
+        fmt::format("graph @f(%x: f32[B, 64]) -> (f32[B, 32]{}) {{\n"
+                    "  %w = constant() {{value = dense<f32[32, 64], \"0x{}\">}} : f32[32, 64]\n"
+                    "  %h = linear(%x, %w) : f32[B, 32]\n  %y = relu(%h)\n  return %y{}\n}}\n",
+                    returned ? ", f32[32, 64]" : "", hex, returned ? ", %w" : ""));
+  };
+  for (bool returned : {false, true}) {
+    const fs::path package = tempPath("returned.gcpkg");
+    exportPackage(graph(returned), package, {}, {.weights = "mxfp4"});
+    const deploy::Package p = deploy::Package::read(package);
+    EXPECT_EQ(p.manifest()["weights"]["quantized_values"], returned ? 0 : 32 * 64) << returned;
+    Tensor x(ir::DType::F32, {3, 64});
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>(i % 5) - 2;
+    const std::vector<Tensor> out = loadPackage(package).run({x});
+    fs::remove(package);
+    EXPECT_EQ(out.size(), returned ? 2u : 1u);
+  }
+  EXPECT_THROW(exportPackage(graph(false), tempPath("bad.gcpkg"), {}, {.weights = "int3"}), Error);
+}
+
 TEST_F(DamagedPackage, NotAPackageIsRefused) {
   EXPECT_NE(loadError("graph @f() -> () { return }").find("not a graphc package"), std::string::npos);
   std::string error;
