@@ -58,7 +58,10 @@ void checkTarget(const Package& p) {
 }
 
 /// The kernels' shared object, opened from memory: written to an anonymous
-/// memfd and dlopened through /proc/self/fd, so nothing touches the disk.
+/// memfd and dlopened through /proc/self/fd/N, so nothing touches the disk.
+/// The memfd stays open until the library is closed: dlopen returns an
+/// already loaded library whose name matches, so a closed descriptor's
+/// number, reused by the next package, would hand it this one's kernels.
 std::shared_ptr<void> openKernelLibrary(const Package& p) {
   std::span<const std::byte> library = p.entry("cpu/kernels.so");
   const int fd = memfd_create("graphc-kernels", MFD_CLOEXEC);
@@ -73,12 +76,15 @@ std::shared_ptr<void> openKernelLibrary(const Package& p) {
     written += static_cast<size_t>(n);
   }
   void* handle = dlopen(fmt::format("/proc/self/fd/{}", fd).c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
   if (!handle) {
     const char* why = dlerror();
+    close(fd);
     throw ir::Error(fmt::format("{}: cannot load cpu/kernels.so: {}", p.name(), why ? why : "?"));
   }
-  return std::shared_ptr<void>(handle, [](void* h) { dlclose(h); });
+  return std::shared_ptr<void>(handle, [fd](void* h) {
+    dlclose(h);
+    close(fd);
+  });
 }
 
 class OwningExecutable final : public runtime::Executable {

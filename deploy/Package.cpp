@@ -130,6 +130,10 @@ Package Package::fromBytes(std::span<const std::byte> archive, const std::string
     found.push_back({st.name, static_cast<zip_uint64_t>(i), st.size, total, (st.valid & ZIP_STAT_CRC) ? st.crc : 0});
     total += (static_cast<int64_t>(st.size) + kAlignment - 1) / kAlignment * kAlignment;
   }
+  // Stored entries cannot hold more than the archive does: a directory that
+  // claims more is damaged (and must not make us allocate it).
+  if (total > static_cast<int64_t>(archive.size()) + count * kAlignment)
+    throw fail("its entries claim more bytes than the archive holds");
   auto storage = std::make_shared<Storage>();
   storage->data = static_cast<std::byte*>(std::aligned_alloc(kAlignment, static_cast<size_t>(total + kAlignment)));
   if (!storage->data) throw fail("out of memory");

@@ -276,6 +276,31 @@ TEST_F(DamagedPackage, PlanOrGraphThisRuntimeWouldNotMakeIsRefused) {
       << loadError(weights);
 }
 
+// Two packages loaded at once each run their own kernels (their shared
+// objects are opened under names that cannot collide).
+TEST(PackagesAtOnce, EachRunsItsOwnKernels) {
+  const fs::path mlp = tempPath("at-once-mlp.gcpkg"), affine = tempPath("at-once-affine.gcpkg");
+  exportPackage(Graph::load(fs::path(GRAPHC_SOURCE_DIR) / "examples/mlp.graph"), mlp);
+  exportPackage(Graph::load(fs::path(GRAPHC_SOURCE_DIR) / "tests/deploy/affine.graph"), affine);
+  const Executable first = loadPackage(mlp);
+  const Executable second = loadPackage(affine);
+  const Executable third = loadPackage(mlp);
+  fs::remove(mlp);
+  fs::remove(affine);
+  Tensor x(ir::DType::F32, {2, 3});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>(i) - 2;
+  const Executable affineReference = compile(fs::path(GRAPHC_SOURCE_DIR) / "tests/deploy/affine.graph");
+  expectBitwiseEqual(second.run({x}), affineReference.run({x}), "affine beside mlp");
+  std::vector<Tensor> in;
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 16}, {32, 16}, {32}, {4, 32}, {4}}) {
+    Tensor t(ir::DType::F32, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = static_cast<float>(i % 7) / 5 - 0.6f;
+    in.push_back(t);
+  }
+  expectBitwiseEqual(first.run(in), third.run(in), "two loads of one package");
+  expectBitwiseEqual(first.run(in), compile(fs::path(GRAPHC_SOURCE_DIR) / "examples/mlp.graph").run(in), "mlp");
+}
+
 // A GEMM weight that is also returned (or read by any other step) stays
 // f32: the runtime refuses an MX constant anywhere but as a GEMM's weight.
 TEST(MxExport, OnlyWeightsNothingElseReadsAreQuantised) {
