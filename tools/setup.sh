@@ -22,7 +22,7 @@ packages=(
   clang-format-19                            # tools/check-format.sh (.ci/run)
   graphviz                                   # renders `graphc compile --emit=dot` in a test
   libonnx-dev libprotobuf-dev                # the ONNX importer (frontend/onnx)
-  nlohmann-json3-dev libzip-dev libxxhash-dev # exported packages (deploy/): JSON, zip, checksums
+  nlohmann-json3-dev libzip-dev libxxhash-dev zlib1g-dev  # exported packages (deploy/): JSON, zip, checksums
   binutils                                   # ld: links an exported package's kernels
   libonnx-testdata                           # ONNX's backend test data: the conformance ctest
 )
