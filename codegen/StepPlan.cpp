@@ -57,6 +57,7 @@ class Planner {
         // Constants are computed once, here (a returned one is copied out below).
         SlotPlan& s = out->slots[static_cast<size_t>(slotOf[n->result()])];
         s.where = SlotPlan::Where::Constant;
+        s.constantNode = n.get();
         const ir::Attribute* value = n->attrs.find("value");
         if (value && value->kind == ir::Attribute::Kind::Dense && value->dense->mx)
           s.mx = value->dense->mx;

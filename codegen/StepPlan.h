@@ -32,6 +32,7 @@ struct SlotPlan {
   /// Constant: a weight held in an MX format instead (`constant` empty),
   /// which only a GEMM step may read, as its weight operand.
   std::shared_ptr<const ir::MxWeights> mx;
+  const ir::Node* constantNode = nullptr;  // Constant: the node it holds
 };
 
 struct RegionPlan;

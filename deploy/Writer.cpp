@@ -30,45 +30,21 @@ json typesJson(const std::vector<ir::TensorType>& types, const ir::Region* names
   return out;
 }
 
-struct MxUse {
-  bool fits = false;        // only GEMMs read it, as their weight
-  bool transposed = false;  // as a matmul's B [k, n]
-};
-
-/// The f32 constants of `plan`'s graph and whether only GEMMs read them, as
-/// their weight, all in one orientation (cond branches' steps included).
-void gemmWeights(const codegen::RegionPlan& plan, std::map<const ir::DenseElements*, MxUse>& onlyGemm) {
-  for (const codegen::StepPlan& s : plan.steps) {
-    for (const auto& branch : s.branches)
-      if (branch) gemmWeights(*branch, onlyGemm);
-    if (!s.node) continue;
-    const int weight = codegen::cpu::mxWeightOperand(s);
-    for (size_t k = 0; k < s.node->operands.size(); ++k) {
-      const ir::Node* def = s.node->operands[k]->definingNode();
-      const ir::Attribute* value = def && def->op == ir::OpId::Constant ? def->attrs.find("value") : nullptr;
-      if (!value || value->kind != ir::Attribute::Kind::Dense) continue;
-      const ir::DenseElements* d = value->dense.get();
-      // A matmul's B is blocked along its rows (k): stored transposed.
-      const codegen::kernel::Gemm* g = s.kernelIR && s.kernelIR->gemm ? &*s.kernelIR->gemm : nullptr;
-      const bool transposed = g && !g->conv && !g->transposeB;
-      const bool fits = static_cast<int>(k) == weight && d->dtype == ir::DType::F32 && d->shape.size() >= 2 &&
-                        (!transposed || d->shape.size() == 2);
-      auto [it, added] = onlyGemm.emplace(d, MxUse{fits, transposed});
-      if (!added) it->second.fits = it->second.fits && fits && it->second.transposed == transposed;
-    }
+/// The f32 constants of `plan` that may be stored in an MX format — every
+/// slot holding one allows it (codegen::cpu::constantUses) — and whether
+/// each is a matmul's B, stored transposed.
+std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& plan) {
+  std::map<const ir::DenseElements*, bool> chosen;
+  std::set<const ir::DenseElements*> refused;
+  for (const auto& [slot, use] : codegen::cpu::constantUses(plan)) {
+    const ir::Attribute* value = slot->constantNode ? slot->constantNode->attrs.find("value") : nullptr;
+    if (!value || value->kind != ir::Attribute::Kind::Dense) continue;
+    const ir::DenseElements* d = value->dense.get();
+    auto [it, added] = chosen.emplace(d, use.transposed);
+    if (!use.mxAllowed() || d->dtype != ir::DType::F32 || it->second != use.transposed) refused.insert(d);
   }
-}
-
-/// Marks the constants a region of `r` returns (the plan copies those out,
-/// which an MX weight cannot be) as read by something other than a GEMM.
-void returnedConstants(const ir::Region& r, std::map<const ir::DenseElements*, MxUse>& onlyGemm) {
-  for (const ir::Value* v : r.returns) {
-    const ir::Node* def = v->definingNode();
-    const ir::Attribute* value = def && def->op == ir::OpId::Constant ? def->attrs.find("value") : nullptr;
-    if (value && value->kind == ir::Attribute::Kind::Dense) onlyGemm[value->dense.get()].fits = false;
-  }
-  for (const auto& n : r.nodes())
-    for (const auto& sub : n->regions()) returnedConstants(*sub, onlyGemm);
+  for (const ir::DenseElements* d : refused) chosen.erase(d);
+  return chosen;
 }
 
 }  // namespace
@@ -90,15 +66,8 @@ void writeCpuPackage(const ir::Graph& fused, const codegen::Backend::ExportedCod
   WeightsWriter weights;
   int64_t quantized = 0;
   if (const std::optional<ir::MxFormat> format = weightStorage(weightFormat)) {
-    std::map<const ir::DenseElements*, MxUse> onlyGemm;
-    gemmWeights(*stepPlan, onlyGemm);
-    returnedConstants(fused.body, onlyGemm);
-    std::map<const ir::DenseElements*, bool> chosen;  // and whether transposed
-    for (const auto& [d, use] : onlyGemm)
-      if (use.fits) {
-        chosen.emplace(d, use.transposed);
-        quantized += d->numel();
-      }
+    std::map<const ir::DenseElements*, bool> chosen = mxWeights(*stepPlan);
+    for (const auto& [d, transposed] : chosen) quantized += d->numel();
     weights.quantize(std::move(chosen), *format);
     manifest["weights"] = {{"format", ir::mxFormatInfo(*format).name}, {"quantized_values", quantized}};
   } else {

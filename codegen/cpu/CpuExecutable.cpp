@@ -127,30 +127,52 @@ int mxWeightOperand(const StepPlan& s) {
 
 namespace {
 
-/// Throws ir::Error unless every step that reads an MX weight of `plan`
-/// (cond branches included) is a GEMM reading it as its weight, with the
-/// weight's rows and columns: the kernels cannot read MX bytes.
-void checkMxUses(const RegionPlan& plan) {
+void collectConstantUses(const RegionPlan& plan, std::unordered_map<const SlotPlan*, ConstantUse>& uses) {
+  for (const SlotPlan& slot : plan.slots)
+    if (slot.where == SlotPlan::Where::Constant) uses.emplace(&slot, ConstantUse{});
   for (const StepPlan& s : plan.steps) {
     for (const auto& branch : s.branches)
-      if (branch) checkMxUses(*branch);
+      if (branch) collectConstantUses(*branch, uses);
+    const int weight = mxWeightOperand(s);
+    const bool transposed = weight >= 0 && !s.kernelIR->gemm->conv && !s.kernelIR->gemm->transposeB;
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       const SlotPlan& slot = plan.slots[static_cast<size_t>(s.inputs[k])];
-      if (!slot.mx) continue;
-      // A linear's weight [n, k] and filters [m, k...] are stored as they
-      // are, a matmul's B [k, n] transposed (blocks run along k).
-      const ir::TensorType& t = slot.type;
-      const ir::MxWeights& mx = *slot.mx;
-      const bool transposedB =
-          s.kind == StepPlan::Kind::Gemm && !s.kernelIR->gemm->conv && !s.kernelIR->gemm->transposeB;
-      const bool shaped = t.isStatic() &&
-                          (transposedB ? t.rank() == 2 && mx.transposed && t.shape[0].size == mx.cols
-                                       : t.rank() >= 2 && !mx.transposed && t.shape[0].size == mx.rows) &&
-                          t.staticNumElements() == mx.rows * mx.cols;
-      if (static_cast<int>(k) != mxWeightOperand(s) || !shaped)
-        throw ir::Error(fmt::format("an MX weight ({}) is read by a step that cannot read it ({})", ir::toString(t),
-                                    s.kernelIR ? s.kernelIR->name : std::string("a host op")));
+      auto it = uses.find(&slot);
+      if (it == uses.end()) continue;
+      ConstantUse& use = it->second;
+      const bool fits =
+          static_cast<int>(k) == weight && slot.type.rank() >= 2 && (!transposed || slot.type.rank() == 2);
+      if (!fits || (use.read && use.transposed != transposed)) use.onlyGemmWeight = false;
+      use.read = true;
+      use.transposed = transposed;
     }
+  }
+}
+
+}  // namespace
+
+std::unordered_map<const SlotPlan*, ConstantUse> constantUses(const RegionPlan& plan) {
+  std::unordered_map<const SlotPlan*, ConstantUse> uses;
+  collectConstantUses(plan, uses);
+  return uses;
+}
+
+namespace {
+
+/// Throws ir::Error unless every MX weight of `plan` (cond branches
+/// included) is read only where constantUses allows one, with the weight's
+/// rows and columns: the kernels cannot read MX bytes.
+void checkMxUses(const RegionPlan& plan) {
+  for (const auto& [slot, use] : constantUses(plan)) {
+    if (!slot->mx) continue;
+    // A linear's weight [n, k] and filters [m, k...] are stored as they
+    // are, a matmul's B [k, n] transposed (blocks run along k).
+    const ir::TensorType& t = slot->type;
+    const ir::MxWeights& mx = *slot->mx;
+    const bool shaped = t.isStatic() && t.shape[0].size == (mx.transposed ? mx.cols : mx.rows) &&
+                        t.staticNumElements() == mx.rows * mx.cols;
+    if (!use.mxAllowed() || use.transposed != mx.transposed || !shaped)
+      throw ir::Error(fmt::format("an MX weight ({}) is read by a step that cannot read it", ir::toString(t)));
   }
 }
 
@@ -182,12 +204,12 @@ class Binder {
         case SlotPlan::Where::Owned: out->tensors.emplace_back(s.type.dtype, shape); break;
       }
     }
-    for (const StepPlan& s : plan.steps) out->steps.push_back(bindStep(s, plan, *out));
+    for (const StepPlan& s : plan.steps) out->steps.push_back(bindStep(s, *out));
     return out;
   }
 
  private:
-  BoundStep bindStep(const StepPlan& s, const RegionPlan& plan, BoundRegion& region) {
+  BoundStep bindStep(const StepPlan& s, BoundRegion& region) {
     BoundStep b;
     b.plan = &s;
     for (int i : s.inputs) b.inputs.push_back(region.tensors[static_cast<size_t>(i)]);

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/Backend.h"
@@ -31,6 +32,19 @@ inline kernel::LowerOptions cpuLowerOptions() {
 /// B [k, n] (stored transposed) or a convolution's filters [m, k, ...]; -1
 /// for any other step.
 int mxWeightOperand(const codegen::StepPlan& s);
+
+/// How a constant slot of a plan is read by the steps of its region: an MX
+/// weight may live there when every reader is a GEMM reading it as its
+/// weight (mxWeightOperand), all one way — as a matmul's B [k, n], which
+/// must be a matrix and is stored transposed, or not.
+struct ConstantUse {
+  bool read = false;
+  bool onlyGemmWeight = true;
+  bool transposed = false;
+  bool mxAllowed() const { return read && onlyGemmWeight; }
+};
+/// Every constant slot of `plan` and of its cond branches' plans.
+std::unordered_map<const codegen::SlotPlan*, ConstantUse> constantUses(const codegen::RegionPlan& plan);
 
 /// The Executable over kernels compiled already, one per fused op of `g`
 /// in `lowered` order (the JIT's, or an exported package's shared object).
