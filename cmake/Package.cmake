@@ -52,7 +52,7 @@ add_library(graphc::graphc ALIAS graphc_shared)
 # paths under include/graphc/ (so their own includes resolve).
 set(graphc_public_headers
   frontend/api/Api.h frontend/api/Tracer.h frontend/api/Compiled.h codegen/Backend.h
-  ir/Attribute.h ir/Diagnostics.h ir/DType.h ir/Graph.h ir/Mx.h ir/Ops.h ir/ops.def ir/Type.h
+  ir/Attribute.h ir/Diagnostics.h ir/DType.h ir/Graph.h ir/Half.h ir/Mx.h ir/Ops.h ir/ops.def ir/Type.h
   runtime/Executable.h runtime/Tensor.h)
 foreach(header IN LISTS graphc_public_headers)
   get_filename_component(folder ${header} DIRECTORY)

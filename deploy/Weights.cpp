@@ -80,17 +80,17 @@ DenseToJson WeightsWriter::callback() {
       return name;
     }
     const bool transposed = chosen->second;
-    int64_t rows = d.shape.at(0), cols = rows ? d.numel() / rows : 0;
-    std::vector<float> transposedValues;
-    const auto* values = reinterpret_cast<const float*>(d.data);
-    if (transposed) {  // [k, n] stored as [n, k]
-      transposedValues.resize(static_cast<size_t>(d.numel()));
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) transposedValues[static_cast<size_t>(c * rows + r)] = values[r * cols + c];
-      values = transposedValues.data();
-      std::swap(rows, cols);
-    }
-    if (added) {
+    if (added) {  // quantised once, however many nodes share the constant
+      int64_t rows = d.shape.at(0), cols = rows ? d.numel() / rows : 0;
+      std::vector<float> transposedValues;
+      const auto* values = reinterpret_cast<const float*>(d.data);
+      if (transposed) {  // [k, n] stored as [n, k]
+        transposedValues.resize(static_cast<size_t>(d.numel()));
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c) transposedValues[static_cast<size_t>(c * rows + r)] = values[r * cols + c];
+        values = transposedValues.data();
+        std::swap(rows, cols);
+      }
       std::vector<uint8_t>* elements = quantized_
                                            .emplace_back(std::make_unique<std::vector<uint8_t>>(
                                                static_cast<size_t>(rows * ir::mxRowBytes(format_, cols))))

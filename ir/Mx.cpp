@@ -152,35 +152,18 @@ void mxQuantize(MxFormat f, const float* values, int64_t rows, int64_t cols, uin
 void mxDequantize(MxFormat f, const uint8_t* elements, const uint8_t* scales, int64_t cols, int64_t rowBegin,
                   int64_t rowEnd, float* out) {
   if (!mxHasScales(f)) {
-    for (int64_t i = rowBegin * cols; i < rowEnd * cols; ++i) {
-      const auto h = static_cast<uint16_t>(elements[2 * i] | (elements[2 * i + 1] << 8));
-      out[i - rowBegin * cols] = f == MxFormat::F16 ? f16ToFloat(h) : bf16ToFloat(h);
-    }
+    for (int64_t i = rowBegin * cols; i < rowEnd * cols; ++i)
+      out[i - rowBegin * cols] = mxWideValue(f, elements + 2 * i);
     return;
   }
   const int bits = mxFormatInfo(f).bits;
-  const uint32_t mask = (1u << bits) - 1;
   const int64_t rowBytes = mxRowBytes(f, cols), blocks = mxRowBlocks(cols);
   const std::array<float, 256>& table = tables().value[static_cast<int>(f)];
   for (int64_t r = rowBegin; r < rowEnd; ++r) {
     const uint8_t* in = elements + r * rowBytes;
     float* row = out + (r - rowBegin) * cols;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const float scale = mxScaleValue(scales[r * blocks + b]);
-      const int64_t begin = b * kMxBlock, end = std::min<int64_t>(cols, begin + kMxBlock);
-      if (bits == 8) {
-        for (int64_t i = begin; i < end; ++i) row[i] = table[in[i]] * scale;
-      } else if (bits == 4) {
-        for (int64_t i = begin; i < end; ++i) row[i] = table[(in[i / 2] >> ((i % 2) * 4)) & 15] * scale;
-      } else {
-        for (int64_t i = begin; i < end; ++i) {
-          const int64_t bit = i * bits;
-          uint32_t word = in[bit / 8];
-          if (bit % 8 + bits > 8) word |= static_cast<uint32_t>(in[bit / 8 + 1]) << 8;
-          row[i] = table[(word >> (bit % 8)) & mask] * scale;
-        }
-      }
-    }
+    for (int64_t i = 0; i < cols; ++i)
+      row[i] = table[mxCode(in, bits, i)] * mxScaleValue(scales[r * blocks + i / kMxBlock]);
   }
 }
 

@@ -34,6 +34,8 @@
 #include <span>
 #include <string_view>
 
+#include "ir/Half.h"
+
 namespace graphc::ir {
 
 constexpr int kMxBlock = 32;
@@ -71,6 +73,19 @@ const float* mxDecodeTable(MxFormat f);
 uint8_t mxSharedScale(MxFormat f, const float* block, int64_t n);
 /// 2^(scale − 127) as a float (NaN for 0xFF).
 float mxScaleValue(uint8_t scale);
+
+/// Element `i` of a packed row of `bits`-wide elements (the layout above).
+inline uint8_t mxCode(const uint8_t* row, int bits, int64_t i) {
+  const int64_t bit = i * bits;
+  uint32_t word = row[bit / 8];
+  if (bit % 8 + bits > 8) word |= static_cast<uint32_t>(row[bit / 8 + 1]) << 8;
+  return static_cast<uint8_t>((word >> (bit % 8)) & ((1u << bits) - 1));
+}
+/// The value of an f16 or bf16 element stored little-endian at `at`.
+inline float mxWideValue(MxFormat f, const uint8_t* at) {
+  const auto h = static_cast<uint16_t>(at[0] | (at[1] << 8));
+  return f == MxFormat::F16 ? f16ToFloat(h) : bf16ToFloat(h);
+}
 
 /// Bytes one packed row of `cols` elements takes.
 int64_t mxRowBytes(MxFormat f, int64_t cols);

@@ -6,7 +6,6 @@
 
 #include <cblas.h>
 
-#include "ir/Half.h"
 #include "runtime/cpu/gemm/MicroKernel.h"
 
 namespace graphc::runtime::cpu {
@@ -518,12 +517,9 @@ MxPanels panelsOf(const ir::MxWeights& mx, int panel) {
       if (wide) {
         p.codes[2 * at] = in[2 * kk];
         p.codes[2 * at + 1] = in[2 * kk + 1];
-        continue;
+      } else {
+        p.codes[at] = ir::mxCode(in, bits, kk);
       }
-      const int64_t bit = kk * bits;
-      uint32_t word = in[bit / 8];
-      if (bit % 8 + bits > 8) word |= static_cast<uint32_t>(in[bit / 8 + 1]) << 8;
-      p.codes[at] = static_cast<uint8_t>((word >> (bit % 8)) & ((1u << bits) - 1));
     }
     for (int64_t b = 0; b < p.blocks; ++b)
       p.scales[static_cast<size_t>((g * p.blocks + b) * panel + r)] = ir::mxScaleValue(scales[row * p.blocks + b]);
@@ -538,7 +534,7 @@ MxPanels packMxFilters(const ir::MxWeights& mx) { return panelsOf(mx, gemm::conv
 
 void MxPanels::decode(PackedWeights& out, ThreadPool& pool) const {
   out.sourceFloats = std::max<int64_t>(rows * k, 1);
-  out.packedFloats = panels * k * panel;
+  out.packedFloats = gemm::packedFloats(rows, k, panel);
   out.data.resize(static_cast<size_t>(out.packedFloats));
   float* packed = out.data.data();
   const int64_t panelFloats = k * panel;
@@ -546,11 +542,8 @@ void MxPanels::decode(PackedWeights& out, ThreadPool& pool) const {
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(panelFloats, 1));
   pool.parallelFor(panels, grain, [&](int64_t begin, int64_t end, int) {
     if (!ir::mxHasScales(format)) {  // f16, bf16: little-endian bit patterns
-      for (int64_t i = begin * panelFloats; i < end * panelFloats; ++i) {
-        const auto h =
-            static_cast<uint16_t>(codes[static_cast<size_t>(2 * i)] | (codes[static_cast<size_t>(2 * i + 1)] << 8));
-        packed[i] = format == ir::MxFormat::F16 ? ir::f16ToFloat(h) : ir::bf16ToFloat(h);
-      }
+      for (int64_t i = begin * panelFloats; i < end * panelFloats; ++i)
+        packed[i] = ir::mxWideValue(format, codes.data() + 2 * i);
       return;
     }
     const float* table = ir::mxDecodeTable(format);
