@@ -22,7 +22,8 @@ expect() {  # STATUS TEXT COMMAND...
 }
 expect 2 "export needs -o" "$graphc" export "$model" -o ""
 expect 2 "--weights" "$graphc" export "$model" -o "$dir/a.gcpkg" --weights int3
-expect 2 "--dim expects SYM=N or SYM=?" "$graphc" export "$model" -o "$dir/a.gcpkg" --dim B=x
+expect 2 "--dim B: 'x' is not a non-negative integer" "$graphc" export "$model" -o "$dir/a.gcpkg" --dim B=x
+expect 2 "--dim expects NAME=VALUE, got 'B'" "$graphc" export "$model" -o "$dir/a.gcpkg" --dim B
 expect 1 "has no symbolic size Q" "$graphc" export "$model" -o "$dir/a.gcpkg" --dim Q=2
 expect 1 "cannot write the package" "$graphc" export "$model" -o "$dir/no/such/folder/a.gcpkg"
 # (cuda export is not built yet: "the cuda backend cannot export a package",

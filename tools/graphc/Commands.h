@@ -2,8 +2,12 @@
 // 0 success, 1 a diagnosed user error (bad graph, bad input), 2 usage.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frontend/api/Api.h"
@@ -62,10 +66,21 @@ struct ImportCommandOptions {
   std::vector<std::string> inputs;  // NAME=PATH: values to specialise on
 };
 
+/// A bad flag value, found while a subcommand runs: exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// Runs a subcommand's body; an error it throws is printed (a CompileError
-/// as its located diagnostics, an ir::Error as `graphc: error: ...`) and
-/// the exit status is 1.
+/// as its located diagnostics, an ir::Error or a UsageError as `graphc:
+/// error: ...`) and the exit status is 1 (2 for a UsageError).
 int withErrorsReported(const std::function<int()>& body);
+
+/// A repeatable flag's NAME=VALUE (a leading '%' of NAME dropped); throws
+/// UsageError naming `flag` otherwise.
+std::pair<std::string, std::string> splitAssignment(const std::string& text, std::string_view flag);
+/// A non-negative integer; throws UsageError naming `what` otherwise.
+int64_t parseInt(const std::string& text, std::string_view what);
 
 /// Writes `text` to `path`, or to stdout for "-"; false (reported) when the
 /// file cannot be written.

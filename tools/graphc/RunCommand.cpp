@@ -17,26 +17,6 @@ namespace graphc::tools {
 
 namespace {
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::pair<std::string, std::string> splitAssignment(const std::string& text, std::string_view flag) {
-  size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) throw UsageError(fmt::format("{} expects NAME=VALUE, got '{}'", flag, text));
-  std::string name = text.substr(0, eq);
-  if (name[0] == '%') name.erase(0, 1);
-  return {name, text.substr(eq + 1)};
-}
-
-int64_t parseInt(const std::string& text, std::string_view what) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 0)
-    throw UsageError(fmt::format("{}: '{}' is not a non-negative integer", what, text));
-  return v;
-}
-
 /// --input NAME=VALUE, by name. A file's tensor is read once, here: an
 /// ONNX import may specialise the graph on it.
 struct GivenInputs {
@@ -209,31 +189,26 @@ int runPackage(const RunCommandOptions& options, GivenInputs& given) {
 
 int runCommand(const RunCommandOptions& options) {
   return withErrorsReported([&] {
-    try {
-      GivenInputs given = readGivenInputs(options);
-      if (std::filesystem::path(options.file).extension() == ".gcpkg") return runPackage(options, given);
-      graphc::LoadedModel loaded = graphc::loadModel(options.file, given.tensors);
-      // An ONNX model's inputs go by their ONNX names; those the import
-      // specialised on their values are no longer parameters.
-      for (const std::string& name : loaded.specialised) given.values.erase(name);
-      for (const auto& [onnxName, param] : loaded.paramOfInput)
-        if (onnxName != param && given.values.count(onnxName)) {
-          given.values[param] = given.values.at(onnxName);
-          given.values.erase(onnxName);
-          if (given.tensors.count(onnxName)) given.tensors[param] = given.tensors.at(onnxName);
-        }
-      const std::vector<runtime::Tensor> inputs = buildInputs(loaded.graph.entry(), given, options);
-      const graphc::Executable exe = graphc::compile(loaded.graph, options.compile);
-      if (options.timePasses) std::fputs(exe.report().table().c_str(), stderr);
-      if (options.benchIters > 0) {
-        bench(exe, inputs, options);
-        return 0;
+    GivenInputs given = readGivenInputs(options);
+    if (std::filesystem::path(options.file).extension() == ".gcpkg") return runPackage(options, given);
+    graphc::LoadedModel loaded = graphc::loadModel(options.file, given.tensors);
+    // An ONNX model's inputs go by their ONNX names; those the import
+    // specialised on their values are no longer parameters.
+    for (const std::string& name : loaded.specialised) given.values.erase(name);
+    for (const auto& [onnxName, param] : loaded.paramOfInput)
+      if (onnxName != param && given.values.count(onnxName)) {
+        given.values[param] = given.values.at(onnxName);
+        given.values.erase(onnxName);
+        if (given.tensors.count(onnxName)) given.tensors[param] = given.tensors.at(onnxName);
       }
-      report(exe.run(inputs), options);
-    } catch (const UsageError& e) {
-      std::fprintf(stderr, "graphc: error: %s\n", e.what());
-      return 2;
+    const std::vector<runtime::Tensor> inputs = buildInputs(loaded.graph.entry(), given, options);
+    const graphc::Executable exe = graphc::compile(loaded.graph, options.compile);
+    if (options.timePasses) std::fputs(exe.report().table().c_str(), stderr);
+    if (options.benchIters > 0) {
+      bench(exe, inputs, options);
+      return 0;
     }
+    report(exe.run(inputs), options);
     return 0;
   });
 }
