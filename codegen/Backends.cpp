@@ -6,10 +6,9 @@
 // never maps its libraries (`graphc --help` stays small; the CUDA
 // libraries alone are some 250 MB of resident memory once loaded).
 //
-//   where   $GRAPHC_BACKEND_DIR if set, else graphc/ beside the library or
-//           program holding this registry (lib/graphc/ from lib/libgraphc.so)
-//           and ../lib/graphc/ or ../<install libdir>/graphc/ from it (from
-//           bin/graphc); the file is libgraphc-<device>.so.
+//   where   runtime::moduleFolders() ($GRAPHC_BACKEND_DIR, else lib/graphc/
+//           beside libgraphc.so or bin/graphc); the file is
+//           libgraphc-<device>.so.
 //   entry   the module's graphc_backend_plugin(), which returns the ABI
 //           string it was built with (kBackendPluginAbi, checked) and its
 //           Backend.
@@ -30,6 +29,7 @@
 #include "codegen/BackendPlugin.h"
 #include "codegen/ReferenceBackend.h"
 #include "ir/Diagnostics.h"
+#include "runtime/ModuleFolders.h"
 
 namespace graphc::codegen {
 
@@ -64,26 +64,11 @@ bool builtWith(Device d) {
   }
 }
 
-/// The folders a backend module may be in, in search order.
-std::vector<fs::path> moduleFolders() {
-  if (const char* dir = std::getenv("GRAPHC_BACKEND_DIR"); dir && *dir) return {fs::path(dir)};
-  Dl_info info{};
-  if (!::dladdr(reinterpret_cast<const void*>(&moduleFolders), &info) || !info.dli_fname) return {};
-  std::error_code ec;
-  fs::path self = fs::canonical(fs::path(info.dli_fname), ec);
-  if (ec) self = fs::path(info.dli_fname);
-  const fs::path here = self.parent_path();
-  std::vector<fs::path> folders{here / "graphc", here.parent_path() / "lib" / "graphc"};
-  if (fs::path(GRAPHC_INSTALL_LIBDIR) != "lib")
-    folders.push_back(here.parent_path() / GRAPHC_INSTALL_LIBDIR / "graphc");
-  return folders;
-}
-
 /// Loads the device's module; its Backend, or null with `error` set.
 const Backend* loadModule(Device d, std::string& error) {
   const std::string file = fmt::format("libgraphc-{}.so", deviceName(d));
   std::vector<std::string> looked;
-  for (const fs::path& folder : moduleFolders()) {
+  for (const fs::path& folder : runtime::moduleFolders()) {
     const fs::path path = folder / file;
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) {

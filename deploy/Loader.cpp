@@ -9,6 +9,8 @@
 #include "codegen/StepPlan.h"
 #include "codegen/cpu/CpuExecutable.h"
 #include "codegen/kernel/KernelIR.h"
+#include "codegen/kernel/Lowering.h"
+#include "deploy/CudaPackages.h"
 #include "deploy/GraphJson.h"
 #include "deploy/HostCpu.h"
 #include "deploy/Package.h"
@@ -42,11 +44,18 @@ std::string manifestString(const json& manifest, const char* field) {
   return manifest.contains(field) && manifest[field].is_string() ? manifest[field].get<std::string>() : "?";
 }
 
-void checkTarget(const Package& p) {
+/// The package's device, after checking that this machine runs its code:
+/// for cpu, the architecture and CPU extensions (a cuda package's GPU is
+/// checked when its module loads).
+codegen::Device checkTarget(const Package& p) {
   const json& m = p.manifest();
-  if (!m.contains("device") || m["device"] != "cpu")
-    throw ir::Error(fmt::format("{}: a package for device {} (this runtime runs cpu packages)", p.name(),
+  const std::optional<codegen::Device> device = m.contains("device") && m["device"].is_string()
+                                                    ? codegen::parseDevice(m["device"].get<std::string>())
+                                                    : std::nullopt;
+  if (!device || *device == codegen::Device::Reference)
+    throw ir::Error(fmt::format("{}: a package for device {} (this runtime runs cpu and cuda packages)", p.name(),
                                 m.contains("device") ? m["device"].dump() : "?"));
+  if (*device == codegen::Device::Cuda) return *device;
   const std::string triple = manifestText(m, "target", "triple");
   if (triple.rfind(hostArchitecture(), 0) != 0)
     throw ir::Error(fmt::format("{}: compiled for {}, this machine is {}", p.name(), triple.empty() ? "?" : triple,
@@ -55,6 +64,7 @@ void checkTarget(const Package& p) {
   if (!missing.empty())
     throw ir::Error(fmt::format("{}: compiled for a {} CPU; this CPU lacks {}", p.name(),
                                 manifestText(m, "target", "cpu"), missing));
+  return *device;
 }
 
 /// The kernels' shared object, opened from memory: written to an anonymous
@@ -105,43 +115,22 @@ class OwningExecutable final : public runtime::Executable {
   LoadedPackage p_;
 };
 
-LoadedPackage load(const Package& p) {
-  checkTarget(p);
-  const runtime::SafetensorsFile weights = [&] {
-    try {
-      return runtime::parseSafetensors(p.entry("weights.safetensors"));
-    } catch (const ir::Error& e) {
-      throw ir::Error(fmt::format("{}: weights.safetensors: {}", p.name(), e.what()));
-    }
-  }();
-  LoadedPackage out;
-  out.manifest = p.manifest();
-  try {
-    out.module = graphFromJson(parseJson(p, "graph.json"), weightsReader(weights, p.storage()));
-  } catch (const ir::Error& e) {
-    throw ir::Error(fmt::format("{}: {}", p.name(), e.what()));
-  }
-  const ir::Graph& g = *out.module->entry();
+/// A cuda package's Executable, made by the runtime's cuda module.
+std::unique_ptr<runtime::Executable> loadCudaCode(const Package& p, const ir::Graph& g,
+                                                  const codegen::LoweredKernels& lowered) {
+  CudaPackageCode code;
+  code.name = p.name();
+  for (const std::string& entry : p.entryNames())
+    if (entry.starts_with("cuda/")) code.files[entry] = p.entry(entry);
+  if (p.manifest().contains("target") && p.manifest()["target"].is_object())
+    for (const auto& [key, value] : p.manifest()["target"].items())
+      if (value.is_string()) code.target[key] = value.get<std::string>();
+  return cudaPackageLoader()(g, lowered, code);
+}
 
-  // The plan and the kernels this runtime makes of the graph must be the
-  // ones the exporter compiled.
-  codegen::LoweredKernels lowered;
-  json plan;
-  try {
-    lowered = codegen::lowerKernels(g, codegen::cpu::cpuLowerOptions());
-    plan = planToJson(*codegen::planGraph(g, lowered.kernels, lowered.position));
-  } catch (const ir::Error& e) {
-    throw ir::Error(fmt::format("{}: the graph does not plan: {}", p.name(), e.what()));
-  }
-  const json stored = parseJson(p, "plan.json");
-  if (!stored.is_object() || !stored.contains("plan") || stored["plan"] != plan)
-    throw ir::Error(
-        fmt::format("{}: its step plan is not the one this runtime makes of its graph (made by graphc {}; "
-                    "export it again with this version)",
-                    p.name(), manifestString(p.manifest(), "graphc_version")));
-  if (!stored.contains("kernels") || stored["kernels"] != kernelTable(lowered))
-    throw ir::Error(fmt::format("{}: its kernel table does not match the kernels of its graph", p.name()));
-
+/// A cpu package's Executable over its kernels' shared object.
+std::unique_ptr<runtime::Executable> loadCpuCode(const Package& p, const ir::Graph& g,
+                                                 const codegen::LoweredKernels& lowered) {
   std::shared_ptr<void> library = openKernelLibrary(p);
   std::vector<std::shared_ptr<const codegen::cpu::CompiledKernel>> kernels;
   for (size_t i = 0; i < lowered.kernels.size(); ++i) {
@@ -155,10 +144,53 @@ LoadedPackage load(const Package& p) {
     kernels.push_back(std::move(k));
   }
   try {
-    out.executable = codegen::cpu::makeExecutable(g, lowered, std::move(kernels));
+    return codegen::cpu::makeExecutable(g, lowered, std::move(kernels));
   } catch (const ir::Error& e) {
     throw ir::Error(fmt::format("{}: {}", p.name(), e.what()));
   }
+}
+
+LoadedPackage load(const Package& p) {
+  const codegen::Device device = checkTarget(p);
+  const runtime::SafetensorsFile weights = [&] {
+    try {
+      return runtime::parseSafetensors(p.entry("weights.safetensors"));
+    } catch (const ir::Error& e) {
+      throw ir::Error(fmt::format("{}: weights.safetensors: {}", p.name(), e.what()));
+    }
+  }();
+  LoadedPackage out;
+  out.manifest = p.manifest();
+  out.device = device;
+  try {
+    out.module = graphFromJson(parseJson(p, "graph.json"), weightsReader(weights, p.storage()));
+  } catch (const ir::Error& e) {
+    throw ir::Error(fmt::format("{}: {}", p.name(), e.what()));
+  }
+  const ir::Graph& g = *out.module->entry();
+
+  // The plan and the kernels this runtime makes of the graph must be the
+  // ones the exporter compiled.
+  codegen::LoweredKernels lowered;
+  json plan;
+  try {
+    // As the exporting backend lowered them (Backend::lowerOptions).
+    lowered = codegen::lowerKernels(
+        g, device == codegen::Device::Cpu ? codegen::cpu::cpuLowerOptions() : codegen::kernel::LowerOptions{});
+    plan = planToJson(*codegen::planGraph(g, lowered.kernels, lowered.position));
+  } catch (const ir::Error& e) {
+    throw ir::Error(fmt::format("{}: the graph does not plan: {}", p.name(), e.what()));
+  }
+  const json stored = parseJson(p, "plan.json");
+  if (!stored.is_object() || !stored.contains("plan") || stored["plan"] != plan)
+    throw ir::Error(
+        fmt::format("{}: its step plan is not the one this runtime makes of its graph (made by graphc {}; "
+                    "export it again with this version)",
+                    p.name(), manifestString(p.manifest(), "graphc_version")));
+  if (!stored.contains("kernels") || stored["kernels"] != kernelTable(lowered))
+    throw ir::Error(fmt::format("{}: its kernel table does not match the kernels of its graph", p.name()));
+
+  out.executable = device == codegen::Device::Cuda ? loadCudaCode(p, g, lowered) : loadCpuCode(p, g, lowered);
   return out;
 }
 

@@ -6,7 +6,9 @@
 // (graph.json, verified), plans it and compares the plan and every
 // kernel's IR with the package's (deploy/PlanJson.h), then dlopens the
 // kernels' shared object from memory (memfd) and binds each kernel's
-// symbol. Anything wrong is an ir::Error naming the package and what.
+// symbol; a cuda package's module and cubins go to the runtime's cuda
+// module (deploy/CudaPackages.h). Anything wrong is an ir::Error naming
+// the package and what.
 #pragma once
 
 #include <filesystem>
@@ -16,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/Backend.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
 
@@ -23,6 +26,7 @@ namespace graphc::deploy {
 
 struct LoadedPackage {
   nlohmann::json manifest;
+  codegen::Device device = codegen::Device::Cpu;
   std::unique_ptr<ir::Module> module;               // the optimised graph
   std::unique_ptr<runtime::Executable> executable;  // refers to module's graph: destroy it first
 };

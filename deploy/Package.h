@@ -49,6 +49,12 @@ class Package {
   /// The entry called `name`; throws ir::Error when there is none.
   std::span<const std::byte> entry(const std::string& name) const;
   bool has(const std::string& name) const { return entries_.count(name) != 0; }
+  /// Every entry's name (manifest.json too), sorted.
+  std::vector<std::string> entryNames() const {
+    std::vector<std::string> names;
+    for (const auto& [name, bytes] : entries_) names.push_back(name);
+    return names;
+  }
   /// What keeps the entries' bytes alive (so tensors can point into them).
   std::shared_ptr<const void> storage() const { return storage_; }
   const std::string& name() const { return name_; }

@@ -49,23 +49,32 @@ std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& pl
 
 }  // namespace
 
-std::optional<ir::MxFormat> weightStorage(const std::string& name) {
+std::optional<ir::MxFormat> weightStorage(const std::string& name, codegen::Device device) {
   if (name == "f32") return std::nullopt;
-  if (std::optional<ir::MxFormat> format = ir::parseMxFormat(name)) return format;
+  if (std::optional<ir::MxFormat> format = ir::parseMxFormat(name)) {
+    if (device != codegen::Device::Cpu)
+      throw ir::Error(
+          fmt::format("export: --weights {}: {} packages hold f32 weights (the cpu backend's GEMM is "
+                      "what reads weights stored in other formats)",
+                      name, codegen::deviceName(device)));
+    return format;
+  }
   throw ir::Error(
       fmt::format("export: unknown weight format '{}' (f32, f16, bf16, mxfp8, mxfp6, mxfp4, or an MX "
                   "element format: mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4_e2m1)",
                   name));
 }
 
-void writeCpuPackage(const ir::Graph& fused, const codegen::Backend::ExportedCode& code,
-                     const std::filesystem::path& out, json manifest, const std::string& weightFormat) {
-  const codegen::LoweredKernels lowered = codegen::lowerKernels(fused, codegen::cpu::cpuLowerOptions());
+void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend,
+                       const codegen::Backend::ExportedCode& code, const std::filesystem::path& out, json manifest,
+                       const std::string& weightFormat) {
+  const std::optional<ir::MxFormat> storage = weightStorage(weightFormat, backend.device());
+  const codegen::LoweredKernels lowered = codegen::lowerKernels(fused, backend.lowerOptions());
   const std::unique_ptr<codegen::RegionPlan> stepPlan = codegen::planGraph(fused, lowered.kernels, lowered.position);
 
   WeightsWriter weights;
   int64_t quantized = 0;
-  if (const std::optional<ir::MxFormat> format = weightStorage(weightFormat)) {
+  if (const std::optional<ir::MxFormat> format = storage) {
     std::map<const ir::DenseElements*, bool> chosen = mxWeights(*stepPlan);
     for (const auto& [d, transposed] : chosen) quantized += d->numel();
     weights.quantize(std::move(chosen), *format);
@@ -83,7 +92,7 @@ void writeCpuPackage(const ir::Graph& fused, const codegen::Backend::ExportedCod
 
   const json plan = {{"plan", planToJson(*stepPlan)}, {"kernels", kernelTable(lowered)}};
 
-  manifest["device"] = "cpu";
+  manifest["device"] = std::string(codegen::deviceName(backend.device()));
   manifest["target"] = code.target;
   manifest["inputs"] = typesJson(fused.body.paramTypes(), &fused.body);
   manifest["outputs"] = typesJson(fused.resultTypes, nullptr);

@@ -5,7 +5,9 @@
 #
 #   1. the cuda tests (graphc_cuda_tests: NVRTC compiles, and the GPU tests
 #      against the reference: golden cases, project graphs, random graphs,
-#      eigh, cond in replayed graphs, cuBLASLt), summarised;
+#      eigh, cond in replayed graphs, cuBLASLt; exported cuda packages run
+#      through lib/graphc/libgraphc-runtime-cuda.so bit for bit as the
+#      in-process compile), summarised;
 #   2. the benchmarks (graphc-cuda-bench), plus torch.linalg.eigh on the same
 #      sizes from the machine's PyTorch, printed as one table with the
 #      targets of issue 5.
@@ -34,7 +36,7 @@ EOF
   [[ -n $wheel_libs ]] && libs=$libs:$wheel_libs
 fi
 export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-missing=$(ldd $bin/graphc_cuda_tests $bin/graphc-cuda-bench | grep "not found" | sort -u)
+missing=$(ldd $bin/graphc_cuda_tests $bin/graphc-cuda-bench build-gpu/lib/graphc/libgraphc-runtime-cuda.so | grep "not found" | sort -u)
 if [[ -n $missing ]]; then
   echo "gpu_check: missing libraries:"; echo "$missing"; exit 1
 fi

@@ -11,7 +11,6 @@
 #include "codegen/cuda/CudaRuntime.h"
 #include "codegen/cuda/DeviceBinding.h"
 #include "codegen/cuda/DeviceSteps.h"
-#include "codegen/cuda/Nvrtc.h"
 #include "runtime/reference/Interpreter.h"
 
 namespace graphc::codegen::cuda {
@@ -205,6 +204,22 @@ class CudaExecutable final : public runtime::Executable {
   cudaGraphExec_t exec_ = nullptr, stepsExec_ = nullptr;
 };
 
+/// Uploads the plan's constants (cond branches included) once.
+void uploadConstants(const RegionPlan& plan, Module& m) {
+  for (const SlotPlan& s : plan.slots) {
+    if (s.where != SlotPlan::Where::Constant) continue;
+    void* d = nullptr;
+    check(cudaMalloc(&d, std::max<size_t>(s.constant.nbytes(), 1)), "cudaMalloc (constant)");
+    m.constants[&s] = d;
+    check(cudaMemcpy(d, s.constant.data(), s.constant.nbytes(), cudaMemcpyHostToDevice), "cudaMemcpy (constant)");
+  }
+  for (const StepPlan& s : plan.steps)
+    for (const auto& b : s.branches)
+      if (b) uploadConstants(*b, m);
+}
+
+}  // namespace
+
 CudaModule emitLowered(const ir::Graph& g, const codegen::LoweredKernels& l) {
   std::vector<const codegen::kernel::Kernel*> kernels;
   for (const auto& k : l.kernels) kernels.push_back(k.get());
@@ -226,42 +241,22 @@ CudaModule emitLowered(const ir::Graph& g, const codegen::LoweredKernels& l) {
   }
 }
 
-/// Uploads the plan's constants (cond branches included) once.
-void uploadConstants(const RegionPlan& plan, Module& m) {
-  for (const SlotPlan& s : plan.slots) {
-    if (s.where != SlotPlan::Where::Constant) continue;
-    void* d = nullptr;
-    check(cudaMalloc(&d, std::max<size_t>(s.constant.nbytes(), 1)), "cudaMalloc (constant)");
-    m.constants[&s] = d;
-    check(cudaMemcpy(d, s.constant.data(), s.constant.nbytes(), cudaMemcpyHostToDevice), "cudaMemcpy (constant)");
-  }
-  for (const StepPlan& s : plan.steps)
-    for (const auto& b : s.branches)
-      if (b) uploadConstants(*b, m);
-}
-
-}  // namespace
-
 CudaModule emitGraph(const ir::Graph& g) { return emitLowered(g, codegen::lowerKernels(g)); }
 
-std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const CompileOptions& options,
-                                                  CompileReport* report) {
+std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const codegen::LoweredKernels& lowered,
+                                                    CudaModule source, std::string_view image, MatmulImpl matmul) {
   const DeviceInfo& dev = device();
-  const codegen::LoweredKernels lowered = codegen::lowerKernels(g);
   auto m = std::make_unique<Module>();
-  m->source = emitLowered(g, lowered);
+  m->source = std::move(source);
   m->multiprocessors = dev.multiprocessors;
-  const std::string arch = options.arch.empty() ? dev.arch() : options.arch;
-  const CompiledModule cubin = compileModule(m->source.source, arch);
-  if (report) {
-    report->add(fmt::format("nvrtc: {} kernels for {} in one module, cubin from {}", m->source.kernels.size(), arch,
-                            cubin.from == CompiledModule::From::Nvrtc    ? "nvrtc"
-                            : cubin.from == CompiledModule::From::Memory ? "memory"
-                                                                         : "disk"),
-                cubin.seconds, /*detail=*/true);
-  }
-  check(cudaLibraryLoadData(&m->library, cubin.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-        "cudaLibraryLoadData");
+  // PTX is text the driver compiles, and must end in a NUL; a cubin is used as it is.
+  const std::string ptx = image.starts_with(
+                              "\x7f"
+                              "ELF")
+                              ? std::string()
+                              : std::string(image);
+  const void* data = ptx.empty() ? static_cast<const void*>(image.data()) : ptx.c_str();
+  check(cudaLibraryLoadData(&m->library, data, nullptr, nullptr, 0, nullptr, nullptr, 0), "cudaLibraryLoadData");
   std::vector<std::string> names;
   for (const CudaKernel& k : m->source.kernels) names.push_back(k.name);
   if (m->source.hasConditions) names.push_back(kSetConditionKernel);
@@ -280,7 +275,7 @@ std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, const Comp
   }
   for (size_t i = 0; i < lowered.kernels.size(); ++i) {
     m->functions.push_back(m->kernels.at(m->source.kernels[i].name));
-    m->lt.push_back(options.matmul == MatmulImpl::CublasLt ? matchLtEpilogue(*lowered.kernels[i]) : std::nullopt);
+    m->lt.push_back(matmul == MatmulImpl::CublasLt ? matchLtEpilogue(*lowered.kernels[i]) : std::nullopt);
   }
   auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
   uploadConstants(*plan, *m);

@@ -29,8 +29,10 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "codegen/Backend.h"
+#include "codegen/StepPlan.h"
 #include "codegen/cuda/CudaEmitter.h"
 #include "ir/Graph.h"
 #include "runtime/Executable.h"
@@ -39,8 +41,29 @@ namespace graphc::codegen::cuda {
 
 /// The CUDA C++ module of `g`'s kernels, in program order (needs no device).
 CudaModule emitGraph(const ir::Graph& g);
+/// The same of kernels already lowered (codegen::lowerKernels(g)).
+CudaModule emitLowered(const ir::Graph& g, const codegen::LoweredKernels& lowered);
 
-/// Compiles `g` for device 0. Throws ir::Error("no CUDA device: ...")
+/// What an exported package's cuda/ folder holds (docs/export.md): the
+/// module's source, a cubin per architecture, and PTX.
+inline constexpr const char* kExportedSource = "cuda/module.cu";
+inline constexpr const char* kExportedPtx = "cuda/module.ptx";
+inline std::string exportedCubin(const std::string& arch) { return "cuda/" + arch + ".cubin"; }
+/// The architectures a package gets cubins for without --arch: a cubin
+/// runs on its major version's later minors (sm_80 on sm_86 and sm_89);
+/// anything else compiles the PTX (of the first).
+inline constexpr const char* kExportArchs[] = {"sm_80", "sm_90", "sm_100", "sm_120"};
+
+/// An Executable over `source` compiled ahead: `image` is a cubin for
+/// device 0's architecture or the module's PTX (which the driver compiles).
+/// No NVRTC here: the compiler-free runtime (deploy/cuda/) makes an
+/// exported package's Executable with it. Throws ir::Error("no CUDA
+/// device: ...") without a device, ir::Error when the driver refuses the
+/// image. The Executable refers to `g`, which must outlive it.
+std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const codegen::LoweredKernels& lowered,
+                                                    CudaModule source, std::string_view image, MatmulImpl matmul);
+
+/// Compiles `g` for device 0 (CompileGraph.cpp: NVRTC, then makeExecutable). Throws ir::Error("no CUDA device: ...")
 /// without a usable device, ir::LocatedError (at the node) for a kernel
 /// the backend cannot lower, ir::Error with NVRTC's log if it cannot
 /// compile. The Executable refers to `g`, which must outlive it.

@@ -161,14 +161,15 @@ Executable compile(const std::filesystem::path& file, const CompileOptions& opti
 
 void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options,
                    const ExportOptions& exportOptions) {
-  deploy::weightStorage(exportOptions.weights);  // an unknown format is an error before anything compiles
+  // A format it does not know or the device cannot read is an error before anything compiles.
+  deploy::weightStorage(exportOptions.weights, options.device);
   Pipelined p(codegen::backendFor(options.device));
   runPipeline(p, graph, options);
   const ir::Graph& fused = *p.module->entry();
   try {
     const codegen::Backend::ExportedCode code = p.backend.exportCode(fused, options, p.report);
     nlohmann::json manifest = {{"graph", fused.name}};
-    deploy::writeCpuPackage(fused, code, out, std::move(manifest), exportOptions.weights);
+    deploy::writeGraphPackage(fused, p.backend, code, out, std::move(manifest), exportOptions.weights);
   } catch (const ir::LocatedError& e) {
     p.diags.error(e.loc, e.what());
     fail(p.diags);
@@ -179,7 +180,7 @@ void exportPackage(const Graph& graph, const std::filesystem::path& out, const C
 Executable loadPackage(const std::filesystem::path& file) {
   deploy::LoadedPackage loaded = deploy::loadPackage(file);
   auto state = std::make_shared<Executable::State>(
-      Executable::State{Device::Cpu, Graph(std::move(loaded.module)), {}, std::move(loaded.executable)});
+      Executable::State{loaded.device, Graph(std::move(loaded.module)), {}, std::move(loaded.executable)});
   return Executable(std::move(state));
 }
 

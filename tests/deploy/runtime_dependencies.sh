@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# deploy.runtime_dependencies: the runtime library links no compiler.
+# deploy.runtime_dependencies: the runtime library links no compiler, and no
+# CUDA library (cuda packages run in its module, libgraphc-runtime-cuda.so).
 set -euo pipefail
 lib="$1"
 needed="$(ldd "$lib")"
 echo "$needed"
-if grep -Ei 'libLLVM|libclang|protobuf|libonnx|nvrtc' <<<"$needed"; then
-  echo "FAILED: $lib needs a compiler library" >&2
+if grep -Ei 'libLLVM|libclang|protobuf|libonnx|nvrtc|libcu|libnv' <<<"$needed"; then
+  echo "FAILED: $lib needs a compiler or CUDA library" >&2
   exit 1
 fi
 symbols="$(nm -DC --defined-only "$lib")"

@@ -7,10 +7,13 @@
 //                   [--print-ir-after-change] [--verify-each] [--split-input-file] [--verify-diagnostics]
 //   graphc compile FILE [--emit=graph|kernels|dot|llvm|asm|cuda|ptx] [--device cpu|cuda] [--passes a,b]
 //                       [--arch sm_90] [--dump-dir DIR] [--time-passes] [-o OUT]
-//   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]... [--dim SYM=N]...
-//   [--iters N] graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph] graphc --list-passes
-//   graphc export FILE -o OUT.gcpkg [--device cpu] [--passes a,b] [--weights f32|f16|bf16|mxfp8|mxfp6|mxfp4] [--dim
-//   SYM=N|SYM=?]... graphc run OUT.gcpkg [--input ...]... [--dim SYM=N]...   (the package, loaded without compiling)
+//   graphc bench FILE [--device cpu|reference|cuda] [--arch ...] [--matmul ...] [--input ...]...
+//                     [--dim SYM=N]... [--iters N]
+//   graphc import MODEL.onnx [--input NAME=PATH]... [-o OUT.graph]
+//   graphc export FILE -o OUT.gcpkg [--device cpu|cuda] [--passes a,b] [--arch sm_90] [--matmul ...]
+//                      [--weights f32|f16|bf16|mxfp8|mxfp6|mxfp4] [--dim SYM=N|SYM=?]...
+//   graphc run OUT.gcpkg [--input ...]... [--dim SYM=N]...   (the package, loaded without compiling)
+//   graphc --list-passes
 //
 // FILE is a .graph file or an ONNX model (.onnx); --input files are .npy or
 // ONNX TensorProto (.pb).
@@ -119,9 +122,10 @@ int main(int argc, char** argv) {
   addCompileOptions(exportCmd, exportOptions.compile);
   exportCmd
       ->add_option("--weights", exportOptions.exportOptions.weights,
-                   "How to store linear and convolution weights: f32, mxfp8, mxfp6, mxfp4 (or mxfp8_e5m2, mxfp6_e3m2)")
-      ->check(CLI::IsMember(
-          {"f32", "mxfp8", "mxfp6", "mxfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4_e2m1"}))
+                   "How to store linear and convolution weights (cpu): f32, f16, bf16, mxfp8, mxfp6, mxfp4 (or "
+                   "mxfp8_e5m2, mxfp6_e3m2)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "mxfp8", "mxfp6", "mxfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2",
+                             "mxfp6_e2m3", "mxfp4_e2m1"}))
       ->default_str("f32");
   exportCmd
       ->add_option("--dim", exportOptions.dims,
