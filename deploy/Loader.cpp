@@ -125,7 +125,14 @@ std::unique_ptr<runtime::Executable> loadCudaCode(const Package& p, const ir::Gr
   if (p.manifest().contains("target") && p.manifest()["target"].is_object())
     for (const auto& [key, value] : p.manifest()["target"].items())
       if (value.is_string()) code.target[key] = value.get<std::string>();
-  return cudaPackageLoader()(g, lowered, code);
+  const CudaPackageLoader loader = [&] {
+    try {
+      return cudaPackageLoader();
+    } catch (const ir::Error& e) {
+      throw ir::Error(fmt::format("{}: {}", p.name(), e.what()));
+    }
+  }();
+  return loader(g, lowered, code);
 }
 
 /// A cpu package's Executable over its kernels' shared object.

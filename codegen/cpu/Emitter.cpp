@@ -224,8 +224,8 @@ void Emitter::planRowScratch(const std::vector<const Expr*>& reduces) {
   llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
   for (const Expr* r : reduces) {
     const Expr* arg = r->args[0].get();
-    if (arg->kind != Expr::Kind::Op || !usedByStores.count(arg) || rowScratch_.count(arg)) continue;
-    rowScratch_[arg] = entryBuilder.CreateAlloca(computeType(arg->dtype), c64(row), "row");
+    if (arg->kind != Expr::Kind::Op || !usedByStores.count(arg) || rowScratchOf(arg)) continue;
+    rowScratch_.emplace_back(arg, entryBuilder.CreateAlloca(computeType(arg->dtype), c64(row), "row"));
   }
 }
 
@@ -420,8 +420,8 @@ llvm::Value* Emitter::emitReduce(const Expr& e) {
   b_.CreateStore(init, acc);
   nest(k_.reduceSizes, k_.outer.size(), [&] {
     llvm::Value* v = value(e.args[0]);
-    if (auto it = rowScratch_.find(e.args[0].get()); it != rowScratch_.end())
-      tagged(b_.CreateStore(v, b_.CreateInBoundsGEP(v->getType(), it->second, innerLinear())));
+    if (llvm::Value* scratch = rowScratchOf(e.args[0].get()))
+      tagged(b_.CreateStore(v, b_.CreateInBoundsGEP(v->getType(), scratch, innerLinear())));
     llvm::Value* a = b_.CreateLoad(accType, acc);
     llvm::Value* next;
     if ((isSum || isProd) && isFloat) {

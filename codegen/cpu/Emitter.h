@@ -201,7 +201,14 @@ class Emitter {
   std::vector<llvm::Value*> vars_;
   std::vector<std::unordered_map<const Expr*, llvm::Value*>> scopes_;
   std::unordered_map<const Expr*, llvm::Value*> rowValues_;
-  std::unordered_map<const Expr*, llvm::Value*> rowScratch_;  // see planRowScratch
+  // see planRowScratch; in the reduces' order (a vector, not a map keyed by
+  // address), so that the IR emitted does not depend on addresses
+  std::vector<std::pair<const Expr*, llvm::Value*>> rowScratch_;
+  llvm::Value* rowScratchOf(const Expr* e) const {
+    for (const auto& [expr, buffer] : rowScratch_)
+      if (expr == e) return buffer;
+    return nullptr;
+  }
 };
 
 }  // namespace graphc::codegen::cpu

@@ -93,9 +93,10 @@ void KernelWriter::pointwise() {
     open(fmt::format("for (int lane = 0; lane < {}; ++lane)", w));
     line("const i64 il = {} + lane;", base);
     vars_[rank - 1] = "il";
-    for (auto& [l, vec] : lanes)
+    // In the loads' order, not the map's: the source must not depend on addresses.
+    for (const Expr* l : loads)
       overrides_[l] =
-          define(l->dtype, fromStorage(k_.inputs[static_cast<size_t>(l->buffer)].type.dtype, vec + ".v[lane]"));
+          define(l->dtype, fromStorage(k_.inputs[static_cast<size_t>(l->buffer)].type.dtype, lanes.at(l) + ".v[lane]"));
     std::vector<std::pair<const Store*, std::string>> values;
     for (const Store& s : k_.stores) values.emplace_back(&s, value(s.value));
     for (auto& [s, v] : values) {

@@ -62,6 +62,46 @@ INSTANTIATE_TEST_SUITE_P(Models, SuiteExport,
                                          "llama", "mobilenet_v3_small", "resnet18", "t5_encoder", "unet", "vit",
                                          "whisper_encoder"));
 
+/// Each suite model's cuda package: the module the runtime emits for
+/// the graph it reads back from graph.json must be byte for byte the one
+/// the exporter compiled, else the runtime refuses the package. Without a
+/// GPU, loading then stops at the device ("no CUDA device", which comes
+/// after that check); with one, the package runs bit for bit as the
+/// in-process compile.
+class SuiteCudaExport : public testing::TestWithParam<std::string> {};
+
+TEST_P(SuiteCudaExport, TheRuntimeEmitsTheExportedModule) {
+  if (!codegen::hasBackend(Device::Cuda)) GTEST_SKIP() << "this build has no cuda backend";
+  const fs::path dir = fs::path(GRAPHC_SOURCE_DIR) / "tests/models" / GetParam() / "dynamo-dynamic";
+  const LoadedModel loaded = loadModel(dir / "model.onnx");
+  const std::string noDevice = codegen::backendFor(Device::Cuda).unavailableReason();
+  // One architecture where nothing runs it; on a GPU, every one (its own among them).
+  const CompileOptions cuda{.device = Device::Cuda, .arch = noDevice.empty() ? "" : "sm_90"};
+  const fs::path package = tempPath(GetParam() + "-cuda.gcpkg");
+  exportPackage(loaded.graph, package, cuda);
+  if (!noDevice.empty()) {
+    std::string error;
+    try {
+      loadPackage(package);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    fs::remove(package);
+    EXPECT_EQ(error, package.string() + ": " + noDevice);
+    return;
+  }
+  const Executable fromPackage = loadPackage(package);
+  fs::remove(package);
+  const Executable inProcess = compile(loaded.graph, {.device = Device::Cuda});
+  const std::vector<Tensor> inputs = readTestDataInputs(dir / "model.onnx", loaded, dir / "test_data_set_0");
+  expectBitwiseEqual(fromPackage.run(inputs), inProcess.run(inputs), GetParam() + " on cuda");
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SuiteCudaExport,
+                         testing::Values("bert", "convnext", "diffusion_block", "distilbert", "efficientnet_b0", "gpt2",
+                                         "llama", "mobilenet_v3_small", "resnet18", "t5_encoder", "unet", "vit",
+                                         "whisper_encoder"));
+
 /// A package of examples/mlp.graph (the batch B symbolic), made once.
 class DamagedPackage : public testing::Test {
  protected:
