@@ -40,8 +40,9 @@ CudaPackageLoader openModule() {
                                   plugin.abi ? plugin.abi : "?", codegen::kBackendPluginAbi));
     return plugin.load;
   }
-  throw ir::Error(fmt::format("the cuda runtime module {} is missing (looked in {}; set GRAPHC_BACKEND_DIR to its folder)",
-                              kCudaRuntimeModule, fmt::join(looked, ", ")));
+  throw ir::Error(
+      fmt::format("the cuda runtime module {} is missing (looked in {}; set GRAPHC_BACKEND_DIR to its folder)",
+                  kCudaRuntimeModule, fmt::join(looked, ", ")));
 }
 
 }  // namespace

@@ -21,9 +21,9 @@ namespace graphc::deploy {
 
 /// A cuda package's code, as the loader hands it to the module.
 struct CudaPackageCode {
-  std::string name;                                          // the package, for errors
+  std::string name;                                         // the package, for errors
   std::map<std::string, std::span<const std::byte>> files;  // its cuda/ entries
-  std::map<std::string, std::string> target;                 // the manifest's "target"
+  std::map<std::string, std::string> target;                // the manifest's "target"
 };
 
 /// Checks that the package's module is the one this runtime emits for

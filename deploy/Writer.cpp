@@ -13,6 +13,7 @@
 #include "deploy/Weights.h"
 #include "ir/Diagnostics.h"
 #include "ir/Printer.h"
+#include "runtime/Safetensors.h"
 
 namespace graphc::deploy {
 
@@ -30,10 +31,31 @@ json typesJson(const std::vector<ir::TensorType>& types, const ir::Region* names
   return out;
 }
 
+/// Every dense constant `plan` (cond branches included) reads as a GEMM's
+/// weight the cuda GEMM cannot dequantise: the filters of a convolution,
+/// a weight of rank other than 2, or the weight of a GEMM not in f32 (the
+/// tensor-core template reads f16/bf16 as they are).
+void collectCudaRefused(const codegen::RegionPlan& plan, std::set<const ir::DenseElements*>& refused) {
+  for (const codegen::StepPlan& step : plan.steps) {
+    for (const auto& b : step.branches)
+      if (b) collectCudaRefused(*b, refused);
+    if (step.kind != codegen::StepPlan::Kind::Gemm) continue;
+    const codegen::kernel::Gemm& g = *step.kernelIR->gemm;
+    const bool readable = !g.conv && step.kernelIR->inputs[static_cast<size_t>(g.a)].type.dtype == ir::DType::F32;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const codegen::SlotPlan& slot = plan.slots[static_cast<size_t>(step.inputs[i])];
+      const ir::Attribute* value = slot.constantNode ? slot.constantNode->attrs.find("value") : nullptr;
+      if (!value || value->kind != ir::Attribute::Kind::Dense) continue;
+      if (!readable || static_cast<int>(i) != g.b || slot.type.rank() != 2) refused.insert(value->dense.get());
+    }
+  }
+}
+
 /// The f32 constants of `plan` that may be stored in an MX format — every
-/// slot holding one allows it (codegen::cpu::constantUses) — and whether
-/// each is a matmul's B, stored transposed.
-std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& plan) {
+/// slot holding one allows it (codegen::cpu::constantUses), and for cuda
+/// its GEMM template can read it — and whether each is a matmul's B,
+/// stored transposed.
+std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& plan, codegen::Device device) {
   std::map<const ir::DenseElements*, bool> chosen;
   std::set<const ir::DenseElements*> refused;
   for (const auto& [slot, use] : codegen::cpu::constantUses(plan)) {
@@ -43,39 +65,33 @@ std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& pl
     auto [it, added] = chosen.emplace(d, use.transposed);
     if (!use.mxAllowed() || d->dtype != ir::DType::F32 || it->second != use.transposed) refused.insert(d);
   }
+  if (device == codegen::Device::Cuda) collectCudaRefused(plan, refused);
   for (const ir::DenseElements* d : refused) chosen.erase(d);
   return chosen;
 }
 
 }  // namespace
 
-std::optional<ir::MxFormat> weightStorage(const std::string& name, codegen::Device device) {
+std::optional<ir::MxFormat> weightStorage(const std::string& name) {
   if (name == "f32") return std::nullopt;
-  if (std::optional<ir::MxFormat> format = ir::parseMxFormat(name)) {
-    if (device != codegen::Device::Cpu)
-      throw ir::Error(
-          fmt::format("export: --weights {}: {} packages hold f32 weights (the cpu backend's GEMM is "
-                      "what reads weights stored in other formats)",
-                      name, codegen::deviceName(device)));
-    return format;
-  }
+  if (std::optional<ir::MxFormat> format = ir::parseMxFormat(name)) return format;
   throw ir::Error(
       fmt::format("export: unknown weight format '{}' (f32, f16, bf16, mxfp8, mxfp6, mxfp4, or an MX "
                   "element format: mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4_e2m1)",
                   name));
 }
 
-void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend,
-                       const codegen::Backend::ExportedCode& code, const std::filesystem::path& out, json manifest,
+void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend, const codegen::CompileOptions& options,
+                       codegen::CompileReport& report, const std::filesystem::path& out, json manifest,
                        const std::string& weightFormat) {
-  const std::optional<ir::MxFormat> storage = weightStorage(weightFormat, backend.device());
+  const std::optional<ir::MxFormat> storage = weightStorage(weightFormat);
   const codegen::LoweredKernels lowered = codegen::lowerKernels(fused, backend.lowerOptions());
   const std::unique_ptr<codegen::RegionPlan> stepPlan = codegen::planGraph(fused, lowered.kernels, lowered.position);
 
   WeightsWriter weights;
   int64_t quantized = 0;
   if (const std::optional<ir::MxFormat> format = storage) {
-    std::map<const ir::DenseElements*, bool> chosen = mxWeights(*stepPlan);
+    std::map<const ir::DenseElements*, bool> chosen = mxWeights(*stepPlan, backend.device());
     for (const auto& [d, transposed] : chosen) quantized += d->numel();
     weights.quantize(std::move(chosen), *format);
     manifest["weights"] = {{"format", ir::mxFormatInfo(*format).name}, {"quantized_values", quantized}};
@@ -83,12 +99,27 @@ void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend,
     manifest["weights"] = {{"format", "f32"}};
   }
   const json graph = graphToJson(fused, weights.callback());
+  const std::string weightsFile = weights.file();
   ir::AttributeTextOptions text;
   text.denseReference = [&](const ir::DenseElements& d) { return weights.nameOf(d); };
   const std::string graphText =
       "// The optimised graph of this package; dense constants are in weights.safetensors,\n"
       "// named as graph.json names them. What the runtime reads is graph.json.\n" +
       ir::print(fused, text);
+
+  // The cpu kernels never read a weight (the runtime's GEMM packs them), so
+  // they are compiled from the fused graph; the cuda GEMMs dequantise MX
+  // weights themselves, so their module is compiled from the graph as the
+  // runtime will read it back — MX weights and all.
+  const codegen::Backend::ExportedCode code = [&] {
+    if (backend.device() != codegen::Device::Cuda || !storage) return backend.exportCode(fused, options, report);
+    auto storageBytes = std::make_shared<const std::string>(weightsFile);
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(storageBytes->data()),
+                                           storageBytes->size());
+    const std::unique_ptr<ir::Module> readBack =  // from the text, as the runtime reads it
+        graphFromJson(json::parse(graph.dump()), weightsReader(runtime::parseSafetensors(bytes), storageBytes));
+    return backend.exportCode(*readBack->entry(), options, report);
+  }();
 
   const json plan = {{"plan", planToJson(*stepPlan)}, {"kernels", kernelTable(lowered)}};
 
@@ -99,7 +130,7 @@ void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend,
   std::vector<PackageEntry> entries = {{"graph.graph", graphText},
                                        {"graph.json", graph.dump()},
                                        {"plan.json", plan.dump()},
-                                       {"weights.safetensors", weights.file()}};
+                                       {"weights.safetensors", weightsFile}};
   for (const auto& [name, bytes] : code.files) entries.push_back({name, bytes});
   writePackage(out, std::move(manifest), entries);
 }

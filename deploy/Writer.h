@@ -20,19 +20,19 @@
 namespace graphc::deploy {
 
 /// What `weights` names: nullopt for "f32", else the format; throws
-/// ir::Error for a name that is neither, or a format `device`'s packages
-/// cannot hold (only cpu packages hold weights other than f32).
-std::optional<ir::MxFormat> weightStorage(const std::string& weights, codegen::Device device);
+/// ir::Error for a name that is neither.
+std::optional<ir::MxFormat> weightStorage(const std::string& weights);
 
-/// Writes the package of `fused` for `backend`'s device, `code` being what
-/// backend.exportCode made of it. `weights`: "f32" (every constant as it
-/// is), or "f16", "bf16" or an MX format name (ir::parseMxFormat): then
-/// every f32 weight that only GEMMs read as their weight
-/// (codegen::cpu::mxWeightOperand: linear weights, convolution filters) is
-/// stored in that format, the rest as they are — cpu packages only. Throws
-/// ir::Error for a format it does not know or the device cannot read.
-void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend,
-                       const codegen::Backend::ExportedCode& code, const std::filesystem::path& out,
-                       nlohmann::json manifest, const std::string& weights = "f32");
+/// Writes the package of `fused` for `backend`'s device, its code made by
+/// backend.exportCode. `weights`: "f32" (every constant as it is), or
+/// "f16", "bf16" or an MX format name (ir::parseMxFormat): then every f32
+/// weight that only GEMMs read as their weight (codegen::cpu::constantUses:
+/// linear weights, matmul B matrices, and on cpu convolution filters) is
+/// stored in that format, the rest as they are. Throws ir::Error for a
+/// format it does not know, ir::LocatedError at a kernel the backend
+/// cannot compile.
+void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend, const codegen::CompileOptions& options,
+                       codegen::CompileReport& report, const std::filesystem::path& out, nlohmann::json manifest,
+                       const std::string& weights = "f32");
 
 }  // namespace graphc::deploy

@@ -204,18 +204,62 @@ class CudaExecutable final : public runtime::Executable {
   cudaGraphExec_t exec_ = nullptr, stepsExec_ = nullptr;
 };
 
-/// Uploads the plan's constants (cond branches included) once.
+/// Throws unless every step that reads an MX weight (cond branches
+/// included) is the GEMM kernel whose B it is: nothing else can read the
+/// packed bytes (emitModule checked the kernels themselves).
+void checkMxReads(const RegionPlan& plan) {
+  for (const StepPlan& step : plan.steps) {
+    for (const auto& b : step.branches)
+      if (b) checkMxReads(*b);
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const SlotPlan& slot = plan.slots[static_cast<size_t>(step.inputs[i])];
+      if (slot.mx && !(step.kind == StepPlan::Kind::Gemm && static_cast<int>(i) == step.kernelIR->gemm->b))
+        throw ir::Error(
+            fmt::format("an MX weight ({}) is read by a step that cannot read it", ir::toString(slot.type)));
+    }
+  }
+}
+
+/// An MX weight's device buffer (MxOperand): its packed rows, then its scales.
+std::vector<std::byte> mxDeviceBytes(const ir::MxWeights& w) {
+  const MxOperand layout{0, w.format, w.rows, w.cols};
+  std::vector<std::byte> bytes(static_cast<size_t>(mxBufferBytes(layout)));
+  std::memcpy(bytes.data(), w.elements.data(), w.elements.size());
+  if (!w.scales.empty()) std::memcpy(bytes.data() + mxScalesOffset(layout), w.scales.data(), w.scales.size());
+  return bytes;
+}
+
+/// Uploads the plan's constants (cond branches included) once; an MX
+/// weight stays in its format (the GEMM dequantises it as it loads).
 void uploadConstants(const RegionPlan& plan, Module& m) {
   for (const SlotPlan& s : plan.slots) {
     if (s.where != SlotPlan::Where::Constant) continue;
+    const std::vector<std::byte> mx = s.mx ? mxDeviceBytes(*s.mx) : std::vector<std::byte>();
+    const void* bytes = s.mx ? static_cast<const void*>(mx.data()) : s.constant.data();
+    const size_t size = s.mx ? mx.size() : s.constant.nbytes();
     void* d = nullptr;
-    check(cudaMalloc(&d, std::max<size_t>(s.constant.nbytes(), 1)), "cudaMalloc (constant)");
+    check(cudaMalloc(&d, std::max<size_t>(size, 1)), "cudaMalloc (constant)");
     m.constants[&s] = d;
-    check(cudaMemcpy(d, s.constant.data(), s.constant.nbytes(), cudaMemcpyHostToDevice), "cudaMemcpy (constant)");
+    check(cudaMemcpy(d, bytes, size, cudaMemcpyHostToDevice), "cudaMemcpy (constant)");
   }
   for (const StepPlan& s : plan.steps)
     for (const auto& b : s.branches)
       if (b) uploadConstants(*b, m);
+}
+
+/// The MX weight fused op `f` reads, if any: an operand defined by a
+/// constant whose value is held in an MX format.
+std::optional<MxOperand> mxOperandOf(const ir::Node& f) {
+  std::optional<MxOperand> found;
+  for (size_t i = 0; i < f.operands.size(); ++i) {
+    const ir::Node* def = f.operands[i]->definingNode();
+    const ir::Attribute* value = def && def->op == ir::OpId::Constant ? def->attrs.find("value") : nullptr;
+    if (!value || value->kind != ir::Attribute::Kind::Dense || !value->dense->mx) continue;
+    const ir::MxWeights& w = *value->dense->mx;
+    if (found) throw ir::LocatedError(f.loc, "cuda codegen: a kernel reads two MX weights");
+    found = MxOperand{static_cast<int>(i), w.format, w.rows, w.cols};
+  }
+  return found;
 }
 
 }  // namespace
@@ -226,13 +270,16 @@ CudaModule emitLowered(const ir::Graph& g, const codegen::LoweredKernels& l) {
   EmitOptions options;
   options.conditions = ir::containsOp(g.body, ir::OpId::Cond);
   options.transpose = ir::containsOp(g.body, ir::OpId::Eigh);
+  for (const ir::Node* f : l.fused) options.mx.push_back(mxOperandOf(*f));
   try {
     return emitModule(kernels, options);
   } catch (const ir::Error& e) {
     // Locate the kernel the emitter refused.
     for (size_t i = 0; i < kernels.size(); ++i) {
       try {
-        emitModule({kernels[i]});
+        EmitOptions one;
+        one.mx = {options.mx[i]};
+        emitModule({kernels[i]}, one);
       } catch (const ir::Error& one) {
         throw ir::LocatedError(l.fused[i]->loc, one.what());
       }
@@ -245,6 +292,8 @@ CudaModule emitGraph(const ir::Graph& g) { return emitLowered(g, codegen::lowerK
 
 std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const codegen::LoweredKernels& lowered,
                                                     CudaModule source, std::string_view image, MatmulImpl matmul) {
+  auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
+  checkMxReads(*plan);  // before the device: a package's damage is reported as such
   const DeviceInfo& dev = device();
   auto m = std::make_unique<Module>();
   m->source = std::move(source);
@@ -277,7 +326,6 @@ std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const co
     m->functions.push_back(m->kernels.at(m->source.kernels[i].name));
     m->lt.push_back(matmul == MatmulImpl::CublasLt ? matchLtEpilogue(*lowered.kernels[i]) : std::nullopt);
   }
-  auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
   uploadConstants(*plan, *m);
   return std::make_unique<CudaExecutable>(g, std::move(m), std::move(plan));
 }

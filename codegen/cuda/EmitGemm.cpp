@@ -75,6 +75,18 @@ void KernelWriter::gemmPrologue(const GemmDims& d, std::string& aBase, std::stri
   line("const i64 m0 = mt * {}, n0 = nt * {};", info_.tileM, info_.tileN);
 }
 
+std::string KernelWriter::mxElement(const MxOperand& mx, const std::string& buffer, const std::string& row,
+                                    const std::string& k) {
+  const int64_t rowBytes = ir::mxRowBytes(mx.format, mx.cols);
+  const std::string at = fmt::format("{} + {} * {}ll", buffer, row, rowBytes);
+  if (!ir::mxHasScales(mx.format))
+    return fmt::format("gc::{}(gc::mx_u16({}, {}))", mx.format == ir::MxFormat::F16 ? "f16_to_f32" : "bf16_to_f32", at,
+                       k);
+  return fmt::format("gc::mx_value({}, gc::mx_code({}, {}, {}), {}[{}ll + {} * {}ll + {} / {}])",
+                     mxTableName(mx.format), at, ir::mxFormatInfo(mx.format).bits, k, buffer, mxScalesOffset(mx), row,
+                     ir::mxRowBlocks(mx.cols), k, ir::kMxBlock);
+}
+
 void KernelWriter::gemmSimt() {
   const Gemm& g = *k_.gemm;
   const GemmDims d = gemmDims();
@@ -101,13 +113,15 @@ void KernelWriter::gemmSimt() {
        fromStorage(a.type.dtype, fmt::format("{}[{} + row * aRow + k]", a.name, aBase)), T);
   close();
   open("for (int e = threadIdx.x; e < 8 * 128; e += 256)");
-  if (d.bKContiguous)
+  if (d.bKContiguous || info_.mx)  // an MX weight is stored as rows along K
     line("const int c = e / 8, kk = e % 8;");
   else
     line("const int c = e % 128, kk = e / 128;");
   line("const i64 col = n0 + c, k = k0 + kk;");
   line("Bs[kk][c] = (col < N && k < K) ? ({}){} : ({})0;", T,
-       fromStorage(b.type.dtype, fmt::format("{}[{} + col * bCol + k * bK]", b.name, bBase)), T);
+       info_.mx ? mxElement(*info_.mx, b.name, "col", "k")
+                : fromStorage(b.type.dtype, fmt::format("{}[{} + col * bCol + k * bK]", b.name, bBase)),
+       T);
   close();
   line("__syncthreads();");
   line("#pragma unroll");

@@ -145,6 +145,10 @@ class KernelWriter {
 
   GemmDims gemmDims() const;
 
+  /// Element (row, k) of an MX weight in `buffer`, dequantised (an f32 expression).
+  static std::string mxElement(const MxOperand& mx, const std::string& buffer, const std::string& row,
+                               const std::string& k);
+
   /// An operand's element offset at the batch point with the row/column and
   /// k variables at 0 (its base for this batch point).
   std::string operandBase(const Buffer& b, const std::vector<IndexPtr>& idx, size_t batchRank);

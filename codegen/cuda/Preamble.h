@@ -67,6 +67,26 @@ __device__ __forceinline__ bool in_bounds(i64 i, i64 n) { return i >= 0 && i < n
 
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 
+// MX operands (ir/Mx.h): element i of a row packed low bits first (mx_code),
+// an f16/bf16 element's bits (mx_u16), a block's E8M0 scale as a float
+// (2^(s - 127); 0xFF is NaN), and an element's value — its table entry
+// times its scale, the f32 product the cpu backend computes.
+__device__ __forceinline__ unsigned mx_code(const unsigned char* row, int bits, i64 i) {
+  const i64 bit = i * bits;
+  unsigned word = row[bit >> 3];
+  if ((int)(bit & 7) + bits > 8) word |= (unsigned)row[(bit >> 3) + 1] << 8;
+  return (word >> (bit & 7)) & ((1u << bits) - 1u);
+}
+__device__ __forceinline__ unsigned short mx_u16(const unsigned char* row, i64 i) {
+  return (unsigned short)(row[2 * i] | ((unsigned)row[2 * i + 1] << 8));
+}
+__device__ __forceinline__ float mx_scale(unsigned char s) {
+  return s == 255 ? nan_f32() : __uint_as_float(s == 0 ? 0x00400000u : (unsigned)s << 23);
+}
+__device__ __forceinline__ float mx_value(const unsigned* table, unsigned code, unsigned char scale) {
+  return __uint_as_float(table[code]) * mx_scale(scale);
+}
+
 // Reductions: a fixed butterfly within the warp, then the warps' partials
 // combined in warp order by every thread. No atomics: deterministic.
 struct Sum { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };

@@ -43,9 +43,10 @@ std::unique_ptr<runtime::Executable> load(const ir::Graph& g, const codegen::Low
   codegen::cuda::CudaModule source = codegen::cuda::emitLowered(g, lowered);
   const auto stored = code.files.find(codegen::cuda::kExportedSource);
   if (stored == code.files.end() || text(stored->second) != source.source)
-    throw ir::Error(fmt::format("{}: {} is not the module this runtime makes of its graph (export it again with this "
-                                "version)",
-                                code.name, codegen::cuda::kExportedSource));
+    throw ir::Error(
+        fmt::format("{}: {} is not the module this runtime makes of its graph (export it again with this "
+                    "version)",
+                    code.name, codegen::cuda::kExportedSource));
 
   const DeviceInfo& dev = [&]() -> const DeviceInfo& {
     try {
@@ -57,8 +58,8 @@ std::unique_ptr<runtime::Executable> load(const ir::Graph& g, const codegen::Low
   std::string chosen;
   int chosenMinor = -1;
   for (const auto& [entry, bytes] : code.files)
-    if (const auto cc = capabilityOf(entry); cc && cc->first == dev.major && cc->second <= dev.minor &&
-                                             cc->second > chosenMinor) {
+    if (const auto cc = capabilityOf(entry);
+        cc && cc->first == dev.major && cc->second <= dev.minor && cc->second > chosenMinor) {
       chosen = entry;
       chosenMinor = cc->second;
     }

@@ -161,15 +161,13 @@ Executable compile(const std::filesystem::path& file, const CompileOptions& opti
 
 void exportPackage(const Graph& graph, const std::filesystem::path& out, const CompileOptions& options,
                    const ExportOptions& exportOptions) {
-  // A format it does not know or the device cannot read is an error before anything compiles.
-  deploy::weightStorage(exportOptions.weights, options.device);
+  deploy::weightStorage(exportOptions.weights);  // an unknown format is an error before anything compiles
   Pipelined p(codegen::backendFor(options.device));
   runPipeline(p, graph, options);
   const ir::Graph& fused = *p.module->entry();
   try {
-    const codegen::Backend::ExportedCode code = p.backend.exportCode(fused, options, p.report);
     nlohmann::json manifest = {{"graph", fused.name}};
-    deploy::writeGraphPackage(fused, p.backend, code, out, std::move(manifest), exportOptions.weights);
+    deploy::writeGraphPackage(fused, p.backend, options, p.report, out, std::move(manifest), exportOptions.weights);
   } catch (const ir::LocatedError& e) {
     p.diags.error(e.loc, e.what());
     fail(p.diags);

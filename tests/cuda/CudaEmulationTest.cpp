@@ -23,6 +23,7 @@
 #include "RandomGraph.h"
 #include "TestUtil.h"
 #include "codegen/cuda/CudaEmitter.h"
+#include "codegen/cuda/Nvrtc.h"
 #include "codegen/cuda/Preamble.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/Lowering.h"
@@ -261,6 +262,94 @@ TEST(CudaEmulation, ModelOpKernelsMatchTheKernelIR) {
       }
   ASSERT_GT(graphs.size(), 100u);
   expectKernelsMatch(graphs, "model-ops");
+}
+
+/// A GEMM whose weight is held in an MX format (a cuda package's
+/// --weights): the kernel with its B read as packed elements and block
+/// scales, dequantised in the shared-memory load, against the same kernel
+/// over the weight dequantised once on the host — bit for bit, since each
+/// element decodes to the same f32 and the accumulation is the same. Every
+/// format, a linear's [N, K] weight and a matmul's [K, N] (stored
+/// transposed), K = 70 (two full blocks and a partial one, a partial
+/// k-tile), N = 40 (a partial tile), values at several magnitudes.
+TEST(CudaEmulation, MxWeightGemmsComputeWhatTheirDequantisedWeightsDo) {
+  constexpr int64_t M = 5, N = 40, K = 70;
+  for (bool linear : {true, false}) {
+    const std::string text = linear ? R"(
+graph @g(%x: f32[5, 70], %w: f32[40, 70]) -> f32[5, 40] {
+  %y = linear(%x, %w)
+  return %y
+}
+)"
+                                    : R"(
+graph @g(%x: f32[5, 70], %w: f32[70, 40]) -> f32[5, 40] {
+  %y = matmul(%x, %w)
+  return %y
+}
+)";
+    auto m = testing::optimisedOk(text);
+    ASSERT_TRUE(m);
+    const std::vector<const ir::Node*> fused = codegen::kernel::fusedOps(m->entry()->body);
+    ASSERT_EQ(fused.size(), 1u);
+    codegen::kernel::Kernel plain = codegen::kernel::lower(*fused[0]);
+    ASSERT_TRUE(plain.gemm);
+    const int b = plain.gemm->b;
+    plain.name = "plain";
+    const Tensor x = runtime::randomTensor(ir::DType::F32, {M, K}, 1);
+    // The weight as stored: N rows of K, blocks of very different magnitudes.
+    Tensor rows = runtime::randomTensor(ir::DType::F32, {N, K}, 2);
+    for (int64_t i = 0; i < N * K; ++i)
+      rows.as<float>()[i] *= std::ldexp(1.0f, static_cast<int>((i / 32) % 9) * 3 - 12);
+    for (ir::MxFormat format : {ir::MxFormat::E4M3, ir::MxFormat::E5M2, ir::MxFormat::E3M2, ir::MxFormat::E2M3,
+                                ir::MxFormat::E2M1, ir::MxFormat::F16, ir::MxFormat::BF16}) {
+      const codegen::cuda::MxOperand mx{b, format, N, K};
+      std::vector<uint8_t> elements(static_cast<size_t>(N * ir::mxRowBytes(format, K)));
+      std::vector<uint8_t> scales(static_cast<size_t>(N * ir::mxRowBlocks(K)));
+      ir::mxQuantize(format, rows.as<float>(), N, K, elements.data(), scales.data());
+      Tensor buffer(ir::DType::I8, {codegen::cuda::mxBufferBytes(mx)});
+      std::memcpy(buffer.data(), elements.data(), elements.size());
+      if (ir::mxHasScales(format))
+        std::memcpy(buffer.data() + codegen::cuda::mxScalesOffset(mx), scales.data(), scales.size());
+      Tensor dequantised(ir::DType::F32, linear ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N});
+      std::vector<float> rowMajor(static_cast<size_t>(N * K));
+      ir::mxDequantize(format, elements.data(), scales.data(), K, 0, N, rowMajor.data());
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k)
+          dequantised.as<float>()[linear ? n * K + k : k * N + n] = rowMajor[static_cast<size_t>(n * K + k)];
+
+      codegen::kernel::Kernel quantised = plain;
+      quantised.name = "mx";
+      codegen::cuda::EmitOptions options;
+      options.mx = {std::nullopt, mx};
+      const codegen::cuda::CudaModule module = codegen::cuda::emitModule({&plain, &quantised}, options);
+      const std::string name = fmt::format("{} {}", linear ? "linear" : "matmul", ir::mxFormatInfo(format).name);
+      if (ir::mxHasScales(format)) {
+        EXPECT_NE(module.source.find(codegen::cuda::mxTableName(format) + "["), std::string::npos) << name;
+      }
+      HostModule host(module.source, fmt::format("mx{}{}", linear, static_cast<int>(format)));
+      auto run = [&](const std::string& kernel, const Tensor& weight) {
+        Tensor out(ir::DType::F32, {M, N});
+        out.fillBytes(0xff);
+        std::vector<void*> pointers(2);
+        pointers[static_cast<size_t>(plain.gemm->a)] = const_cast<std::byte*>(x.data());
+        pointers[static_cast<size_t>(b)] = const_cast<std::byte*>(weight.data());
+        pointers.push_back(out.data());
+        std::vector<int64_t> extents = {1, M, N, K};
+        std::vector<void*> args;
+        for (void*& p : pointers) args.push_back(&p);
+        for (int64_t& e : extents) args.push_back(&e);
+        host.launch(kernel)(args.data(), 256);
+        return out;
+      };
+      const Tensor want = run("plain", dequantised), got = run("mx", buffer);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.nbytes()), 0) << name;
+      double largest = 0;
+      for (int64_t i = 0; i < want.numel(); ++i) largest = std::max(largest, std::fabs(want.getDouble(i)));
+      EXPECT_GT(largest, 0) << name;  // not a comparison of two zeros
+      // ... and NVRTC compiles it for the architectures a package carries.
+      for (const char* arch : {"sm_80", "sm_90"}) EXPECT_NO_THROW(codegen::cuda::compileModule(module.source, arch));
+    }
+  }
 }
 
 }  // namespace

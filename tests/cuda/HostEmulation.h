@@ -37,6 +37,7 @@ inline constexpr const char* kHostPreamble = R"HOST(
 #include <vector>
 #include <cstdint>
 #include <cstdlib>
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -166,6 +167,21 @@ inline i64 wrap_index(i64 i, i64 n) {
 inline i64 clamp_index(i64 i, i64 n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 inline bool in_bounds(i64 i, i64 n) { return i >= 0 && i < n; }
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+inline unsigned mx_code(const unsigned char* row, int bits, i64 i) {
+  const i64 bit = i * bits;
+  unsigned word = row[bit >> 3];
+  if ((int)(bit & 7) + bits > 8) word |= (unsigned)row[(bit >> 3) + 1] << 8;
+  return (word >> (bit & 7)) & ((1u << bits) - 1u);
+}
+inline unsigned short mx_u16(const unsigned char* row, i64 i) {
+  return (unsigned short)(row[2 * i] | ((unsigned)row[2 * i + 1] << 8));
+}
+inline float mx_scale(unsigned char s) {
+  return s == 255 ? nan_f32() : std::bit_cast<float>(s == 0 ? 0x00400000u : (unsigned)s << 23);
+}
+inline float mx_value(const unsigned* table, unsigned code, unsigned char scale) {
+  return std::bit_cast<float>(table[code]) * mx_scale(scale);
+}
 struct Sum { template <typename T> T operator()(T a, T b) const { return a + b; } };
 struct Prod { template <typename T> T operator()(T a, T b) const { return a * b; } };
 struct FMax { template <typename T> T operator()(T a, T b) const { return fmaximum(a, b); } };

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "TestUtil.h"
 #include "codegen/cpu/CpuExecutable.h"
 #include "deploy/Loader.h"
 #include "deploy/Package.h"
@@ -40,7 +41,7 @@ void expectBitwiseEqual(const std::vector<Tensor>& got, const std::vector<Tensor
   }
 }
 
-class SuiteExport : public testing::TestWithParam<std::string> {};
+class SuiteExport : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SuiteExport, RunsBitForBitAsCompiledInProcess) {
   const fs::path dir = fs::path(GRAPHC_SOURCE_DIR) / "tests/models" / GetParam() / "dynamo-dynamic";
@@ -58,27 +59,37 @@ TEST_P(SuiteExport, RunsBitForBitAsCompiledInProcess) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SuiteExport,
-                         testing::Values("bert", "convnext", "diffusion_block", "distilbert", "efficientnet_b0", "gpt2",
-                                         "llama", "mobilenet_v3_small", "resnet18", "t5_encoder", "unet", "vit",
-                                         "whisper_encoder"));
+                         ::testing::Values("bert", "convnext", "diffusion_block", "distilbert", "efficientnet_b0",
+                                           "gpt2", "llama", "mobilenet_v3_small", "resnet18", "t5_encoder", "unet",
+                                           "vit", "whisper_encoder"));
 
-/// Each suite model's cuda package: the module the runtime emits for
-/// the graph it reads back from graph.json must be byte for byte the one
-/// the exporter compiled, else the runtime refuses the package. Without a
-/// GPU, loading then stops at the device ("no CUDA device", which comes
-/// after that check); with one, the package runs bit for bit as the
-/// in-process compile.
-class SuiteCudaExport : public testing::TestWithParam<std::string> {};
+/// Each suite model's cuda package, f32 and mxfp4 (its linear and matmul
+/// weights read by the GEMM as MX): the module the runtime emits for the
+/// graph it reads back from graph.json must be byte for byte the one the
+/// exporter compiled, else the runtime refuses the package. Without a GPU,
+/// loading then stops at the device ("no CUDA device", which comes after
+/// that check); with one, the f32 package runs bit for bit as the
+/// in-process compile, the mxfp4 one as the cpu package of the same
+/// weights does (to f32 accumulation order).
+class SuiteCudaExport : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(SuiteCudaExport, TheRuntimeEmitsTheExportedModule) {
   if (!codegen::hasBackend(Device::Cuda)) GTEST_SKIP() << "this build has no cuda backend";
-  const fs::path dir = fs::path(GRAPHC_SOURCE_DIR) / "tests/models" / GetParam() / "dynamo-dynamic";
+  const auto& [model, weights] = GetParam();
+  const fs::path dir = fs::path(GRAPHC_SOURCE_DIR) / "tests/models" / model / "dynamo-dynamic";
   const LoadedModel loaded = loadModel(dir / "model.onnx");
   const std::string noDevice = codegen::backendFor(Device::Cuda).unavailableReason();
   // One architecture where nothing runs it; on a GPU, every one (its own among them).
   const CompileOptions cuda{.device = Device::Cuda, .arch = noDevice.empty() ? "" : "sm_90"};
-  const fs::path package = tempPath(GetParam() + "-cuda.gcpkg");
-  exportPackage(loaded.graph, package, cuda);
+  const fs::path package = tempPath(model + "-" + weights + "-cuda.gcpkg");
+  exportPackage(loaded.graph, package, cuda, {.weights = weights});
+  if (weights != "f32") {  // its linear and matmul weights (unet has only convolutions, which stay f32 on cuda)
+    const int64_t quantized = deploy::Package::read(package).manifest()["weights"]["quantized_values"];
+    if (model == "unet")
+      EXPECT_EQ(quantized, 0);
+    else
+      EXPECT_GT(quantized, 0);
+  }
   if (!noDevice.empty()) {
     std::string error;
     try {
@@ -92,18 +103,32 @@ TEST_P(SuiteCudaExport, TheRuntimeEmitsTheExportedModule) {
   }
   const Executable fromPackage = loadPackage(package);
   fs::remove(package);
-  const Executable inProcess = compile(loaded.graph, {.device = Device::Cuda});
   const std::vector<Tensor> inputs = readTestDataInputs(dir / "model.onnx", loaded, dir / "test_data_set_0");
-  expectBitwiseEqual(fromPackage.run(inputs), inProcess.run(inputs), GetParam() + " on cuda");
+  if (weights == "f32") {
+    expectBitwiseEqual(fromPackage.run(inputs), compile(loaded.graph, {.device = Device::Cuda}).run(inputs),
+                       model + " on cuda");
+  } else {  // the cpu package of the same weights computes the same values (to f32 rounding)
+    const fs::path cpuPackage = tempPath(model + "-" + weights + "-cpu.gcpkg");
+    exportPackage(loaded.graph, cpuPackage, {}, {.weights = weights});
+    const std::vector<Tensor> want = loadPackage(cpuPackage).run(inputs), got = fromPackage.run(inputs);
+    fs::remove(cpuPackage);
+    for (size_t k = 0; k < want.size(); ++k) {
+      double largest = 1;
+      for (int64_t i = 0; i < want[k].numel(); ++i) largest = std::max(largest, std::fabs(want[k].getDouble(i)));
+      EXPECT_TRUE(testing::allClose(got[k], want[k], {1e-4, 1e-4 * largest})) << model << " output " << k;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SuiteCudaExport,
-                         testing::Values("bert", "convnext", "diffusion_block", "distilbert", "efficientnet_b0", "gpt2",
-                                         "llama", "mobilenet_v3_small", "resnet18", "t5_encoder", "unet", "vit",
-                                         "whisper_encoder"));
+                         ::testing::Combine(::testing::Values("bert", "convnext", "diffusion_block", "distilbert",
+                                                              "efficientnet_b0", "gpt2", "llama", "mobilenet_v3_small",
+                                                              "resnet18", "t5_encoder", "unet", "vit",
+                                                              "whisper_encoder"),
+                                            ::testing::Values("f32", "mxfp4")));
 
 /// A package of examples/mlp.graph (the batch B symbolic), made once.
-class DamagedPackage : public testing::Test {
+class DamagedPackage : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     path_ = new fs::path(tempPath("mlp.gcpkg"));
@@ -416,7 +441,7 @@ struct MxCase {
   std::string model, format;
 };
 
-class SuiteMxExport : public testing::TestWithParam<MxCase> {};
+class SuiteMxExport : public ::testing::TestWithParam<MxCase> {};
 
 // An MX package's GEMMs dequantise their weights on every call; the result
 // must be what the same kernels compute with those weights dequantised once
@@ -467,8 +492,8 @@ std::vector<MxCase> mxCases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, SuiteMxExport, testing::ValuesIn(mxCases()),
-                         [](const testing::TestParamInfo<MxCase>& info) {
+INSTANTIATE_TEST_SUITE_P(Models, SuiteMxExport, ::testing::ValuesIn(mxCases()),
+                         [](const ::testing::TestParamInfo<MxCase>& info) {
                            return info.param.model + "_" + info.param.format;
                          });
 
