@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/MxOperands.h"
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/Lowering.h"
 #include "ir/Diagnostics.h"
@@ -123,7 +124,10 @@ LoweredKernels lowerKernels(const ir::Graph& g, const kernel::LowerOptions& opti
   for (size_t i = 0; i < out.fused.size(); ++i) {
     const ir::Node* f = out.fused[i];
     try {
-      out.kernels.push_back(std::make_shared<codegen::kernel::Kernel>(codegen::kernel::lower(*f, options)));
+      auto k = std::make_shared<codegen::kernel::Kernel>(codegen::kernel::lower(*f, options));
+      // A weight an exported package holds in an MX format: the kernel reads its bytes.
+      for (size_t in = 0; in < k->inputs.size() && in < f->operands.size(); ++in) k->inputs[in].mx = mxLayoutOf(*f, in);
+      out.kernels.push_back(std::move(k));
     } catch (const ir::Error& e) {
       throw ir::LocatedError(f->loc, e.what());
     }

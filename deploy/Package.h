@@ -23,7 +23,7 @@ namespace graphc::deploy {
 
 /// The package format this graphc writes and reads. Bumped whenever an
 /// entry's form changes; a package of another version is refused.
-constexpr int kPackageFormatVersion = 1;
+constexpr int kPackageFormatVersion = 2;  // 2: cuda packages; MX inputs in the kernel table
 constexpr const char* kPackageFormat = "graphc-package";
 
 struct PackageEntry {

@@ -52,9 +52,9 @@ void collectCudaRefused(const codegen::RegionPlan& plan, std::set<const ir::Dens
 }
 
 /// The f32 constants of `plan` that may be stored in an MX format — every
-/// slot holding one allows it (codegen::cpu::constantUses), and for cuda
-/// its GEMM template can read it — and whether each is a matmul's B,
-/// stored transposed.
+/// slot holding one allows it (codegen::cpu::constantUses: GEMM weights and
+/// gathered tables), and for cuda its GEMM template can read it (no
+/// gathers) — and whether each is a matmul's B, stored transposed.
 std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& plan, codegen::Device device) {
   std::map<const ir::DenseElements*, bool> chosen;
   std::set<const ir::DenseElements*> refused;
@@ -64,6 +64,7 @@ std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& pl
     const ir::DenseElements* d = value->dense.get();
     auto [it, added] = chosen.emplace(d, use.transposed);
     if (!use.mxAllowed() || d->dtype != ir::DType::F32 || it->second != use.transposed) refused.insert(d);
+    if (device == codegen::Device::Cuda && use.gathered) refused.insert(d);  // the cuda gathers read f32
   }
   if (device == codegen::Device::Cuda) collectCudaRefused(plan, refused);
   for (const ir::DenseElements* d : refused) chosen.erase(d);
@@ -107,21 +108,23 @@ void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend, 
       "// named as graph.json names them. What the runtime reads is graph.json.\n" +
       ir::print(fused, text);
 
-  // The cpu kernels never read a weight (the runtime's GEMM packs them), so
-  // they are compiled from the fused graph; the cuda GEMMs dequantise MX
-  // weights themselves, so their module is compiled from the graph as the
-  // runtime will read it back — MX weights and all.
-  const codegen::Backend::ExportedCode code = [&] {
-    if (backend.device() != codegen::Device::Cuda || !storage) return backend.exportCode(fused, options, report);
-    auto storageBytes = std::make_shared<const std::string>(weightsFile);
-    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(storageBytes->data()),
-                                           storageBytes->size());
-    const std::unique_ptr<ir::Module> readBack =  // from the text, as the runtime reads it
-        graphFromJson(json::parse(graph.dump()), weightsReader(runtime::parseSafetensors(bytes), storageBytes));
-    return backend.exportCode(*readBack->entry(), options, report);
-  }();
-
-  const json plan = {{"plan", planToJson(*stepPlan)}, {"kernels", kernelTable(lowered)}};
+  // The kernels, the kernel table and the plan are made of the graph as the
+  // runtime will read it back — MX weights and all: a kernel that reads one
+  // (the cuda GEMM, a cpu gather) dequantises it itself, and its kernel IR
+  // says so (codegen/MxOperands.h).
+  auto storageBytes = std::make_shared<const std::string>(weightsFile);
+  const std::unique_ptr<ir::Module> readBack =
+      storage ? graphFromJson(
+                    json::parse(graph.dump()),  // from the text, as the runtime reads it
+                    weightsReader(runtime::parseSafetensors(std::as_bytes(std::span(*storageBytes))), storageBytes))
+              : nullptr;
+  const ir::Graph& compiled = readBack ? *readBack->entry() : fused;
+  const codegen::LoweredKernels compiledKernels =
+      readBack ? codegen::lowerKernels(compiled, backend.lowerOptions()) : lowered;
+  const codegen::Backend::ExportedCode code = backend.exportCode(compiled, options, report);
+  const json plan = {
+      {"plan", planToJson(*codegen::planGraph(compiled, compiledKernels.kernels, compiledKernels.position))},
+      {"kernels", kernelTable(compiledKernels)}};
 
   manifest["device"] = std::string(codegen::deviceName(backend.device()));
   manifest["target"] = code.target;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/MxOperands.h"
 #include "codegen/StepPlan.h"
 #include "codegen/cpu/CompiledKernel.h"
 #include "codegen/kernel/KernelIR.h"
@@ -66,6 +67,23 @@ struct Prepacked {
   std::optional<runtime::cpu::gemm::ConvTransposeGeometry> convTranspose;
 };
 using PrepackedSteps = std::unordered_map<const StepPlan*, Prepacked>;
+
+/// What a kernel reads for each MX weight it gathers from (an embedding
+/// table): the weight's bytes as one buffer (codegen/MxOperands.h), made
+/// once; the kernel decodes the rows it reads.
+using MxBuffers = std::unordered_map<const SlotPlan*, std::vector<std::byte>>;
+
+void collectMxBuffers(const RegionPlan& plan, MxBuffers& out) {
+  for (const StepPlan& s : plan.steps) {
+    for (const auto& branch : s.branches)
+      if (branch) collectMxBuffers(*branch, out);
+    if (s.kind != StepPlan::Kind::Kernel) continue;
+    for (int in : s.inputs) {
+      const SlotPlan& slot = plan.slots[static_cast<size_t>(in)];
+      if (slot.mx && !out.count(&slot)) out.emplace(&slot, codegen::mxBuffer(*slot.mx));
+    }
+  }
+}
 
 /// The conv kernel's geometry in the GEMM runtime's terms.
 runtime::cpu::gemm::ConvGeometry convGeometry(const codegen::kernel::ConvAsGemm& c) {
@@ -127,6 +145,51 @@ int mxWeightOperand(const StepPlan& s) {
 
 namespace {
 
+/// Calls `f` on every load of kernel IR reachable from `e` (indirect
+/// indices' loads included).
+template <typename F>
+void forEachLoad(const codegen::kernel::ExprPtr& e, F&& f);
+
+template <typename F>
+void forEachLoadIn(const codegen::kernel::IndexPtr& i, F&& f) {
+  if (!i) return;
+  if (i->load) forEachLoad(i->load, f);
+  forEachLoadIn(i->lhs, f);
+  forEachLoadIn(i->rhs, f);
+}
+
+template <typename F>
+void forEachLoad(const codegen::kernel::ExprPtr& e, F&& f) {
+  if (!e) return;
+  if (e->kind == codegen::kernel::Expr::Kind::Load) f(*e);
+  for (const codegen::kernel::IndexPtr& i : e->index) forEachLoadIn(i, f);
+  for (const codegen::kernel::IndexPtr& i : e->sizes) forEachLoadIn(i, f);
+  for (const codegen::kernel::ExprPtr& a : e->args) forEachLoad(a, f);
+}
+
+bool readsIndirect(const codegen::kernel::IndexPtr& i) {
+  return i && (i->kind == codegen::kernel::Index::Kind::Indirect || readsIndirect(i->lhs) || readsIndirect(i->rhs));
+}
+
+}  // namespace
+
+bool gathersRows(const codegen::kernel::Kernel& k, int input) {
+  if (k.gemm || k.inputs[static_cast<size_t>(input)].type.rank() != 2) return false;
+  bool loaded = false, onlyRows = true;
+  auto check = [&](const codegen::kernel::Expr& load) {
+    if (load.buffer != input) return;
+    loaded = true;
+    if (load.index.empty() || !readsIndirect(load.index[0])) onlyRows = false;
+  };
+  for (const codegen::kernel::Store& st : k.stores) {
+    for (const codegen::kernel::IndexPtr& i : st.index) forEachLoadIn(i, check);
+    forEachLoad(st.value, check);
+  }
+  return loaded && onlyRows;
+}
+
+namespace {
+
 void collectConstantUses(const RegionPlan& plan, std::unordered_map<const SlotPlan*, ConstantUse>& uses) {
   for (const SlotPlan& slot : plan.slots)
     if (slot.where == SlotPlan::Where::Constant) uses.emplace(&slot, ConstantUse{});
@@ -140,11 +203,13 @@ void collectConstantUses(const RegionPlan& plan, std::unordered_map<const SlotPl
       auto it = uses.find(&slot);
       if (it == uses.end()) continue;
       ConstantUse& use = it->second;
+      const bool gather = s.kind == StepPlan::Kind::Kernel && gathersRows(*s.kernelIR, static_cast<int>(k));
       const bool fits =
-          static_cast<int>(k) == weight && slot.type.rank() >= 2 && (!transposed || slot.type.rank() == 2);
-      if (!fits || (use.read && use.transposed != transposed)) use.onlyGemmWeight = false;
+          gather || (static_cast<int>(k) == weight && slot.type.rank() >= 2 && (!transposed || slot.type.rank() == 2));
+      if (!fits || (use.read && use.transposed != transposed)) use.onlyMxReaders = false;
       use.read = true;
       use.transposed = transposed;
+      use.gathered = use.gathered || gather;
     }
   }
 }
@@ -161,7 +226,8 @@ namespace {
 
 /// Throws ir::Error unless every MX weight of `plan` (cond branches
 /// included) is read only where constantUses allows one, with the weight's
-/// rows and columns: the kernels cannot read MX bytes.
+/// rows and columns: a GEMM as its weight, or a kernel gathering its rows
+/// (whose kernel IR marks the input, so the kernel decodes it).
 void checkMxUses(const RegionPlan& plan) {
   for (const auto& [slot, use] : constantUses(plan)) {
     if (!slot->mx) continue;
@@ -183,8 +249,8 @@ struct AlignedFree {
 class Binder {
  public:
   Binder(const ir::SymbolBindings& sizes, const std::vector<std::shared_ptr<const CompiledKernel>>& kernels,
-         const PrepackedSteps& prepacked)
-      : sizes_(sizes), kernels_(kernels), prepacked_(prepacked) {}
+         const PrepackedSteps& prepacked, const MxBuffers& mxBuffers)
+      : sizes_(sizes), kernels_(kernels), prepacked_(prepacked), mxBuffers_(mxBuffers) {}
 
   std::unique_ptr<BoundRegion> bind(const RegionPlan& plan, const std::vector<Tensor>& params,
                                     const std::vector<Tensor>& results, std::byte* arena) {
@@ -195,8 +261,15 @@ class Binder {
         case SlotPlan::Where::Param: out->tensors.push_back(params[static_cast<size_t>(s.index)]); break;
         case SlotPlan::Where::Output: out->tensors.push_back(results[static_cast<size_t>(s.index)]); break;
         case SlotPlan::Where::Constant:
-          // An MX weight has no f32 storage: its GEMM reads the MX bytes.
-          out->tensors.push_back(s.mx ? Tensor::wrap(s.type.dtype, shape, nullptr) : s.constant);
+          // An MX weight has no f32 storage: its GEMM reads the MX bytes
+          // (prepacked), a gathering kernel its buffer.
+          if (s.mx) {
+            auto it = mxBuffers_.find(&s);
+            out->tensors.push_back(Tensor::wrap(
+                s.type.dtype, shape, it == mxBuffers_.end() ? nullptr : const_cast<std::byte*>(it->second.data())));
+          } else {
+            out->tensors.push_back(s.constant);
+          }
           break;
         case SlotPlan::Where::Arena:
           out->tensors.push_back(Tensor::wrap(s.type.dtype, shape, arena + s.offset.evaluate(sizes_)));
@@ -303,6 +376,7 @@ class Binder {
   const ir::SymbolBindings& sizes_;
   const std::vector<std::shared_ptr<const CompiledKernel>>& kernels_;
   const PrepackedSteps& prepacked_;
+  const MxBuffers& mxBuffers_;
 };
 
 /// Points a region bound for the same sizes at other parameters and
@@ -450,6 +524,7 @@ class CpuExecutable final : public runtime::Executable {
       : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {
     checkMxUses(*plan_);
     prepack(*plan_, prepacked_);
+    collectMxBuffers(*plan_, mxBuffers_);
     emptyParams_.resize(graph_.body.params().size());
     emptyResults_.resize(graph_.resultTypes.size());
   }
@@ -534,7 +609,7 @@ class CpuExecutable final : public runtime::Executable {
       if (!call.arena) throw ir::Error(fmt::format("out of memory allocating the {}-byte arena", bytes));
       call.arenaBytes = allocation;
     }
-    call.region = Binder(sizes, kernels_, prepacked_).bind(*plan_, inputs, outputs, call.arena.get());
+    call.region = Binder(sizes, kernels_, prepacked_, mxBuffers_).bind(*plan_, inputs, outputs, call.arena.get());
     return call;
   }
 
@@ -555,6 +630,7 @@ class CpuExecutable final : public runtime::Executable {
   std::vector<std::shared_ptr<const CompiledKernel>> kernels_;  // by StepPlan::kernel
   std::unique_ptr<RegionPlan> plan_;
   PrepackedSteps prepacked_;  // read-only after construction: shared by every call
+  MxBuffers mxBuffers_;       // likewise
   runtime::ThreadPool& pool_;
   std::mutex captureMutex_;
   Call captured_;

@@ -33,15 +33,24 @@ inline kernel::LowerOptions cpuLowerOptions() {
 /// for any other step.
 int mxWeightOperand(const codegen::StepPlan& s);
 
+/// Whether kernel `k` reads input `input` only by gathering rows of it (an
+/// embedding table): a matrix whose every load's first index is an
+/// indirect one (index_select, gather) — the reads worth decoding from MX,
+/// a few rows of a large table.
+bool gathersRows(const codegen::kernel::Kernel& k, int input);
+
 /// How a constant slot of a plan is read by the steps of its region: an MX
 /// weight may live there when every reader is a GEMM reading it as its
-/// weight (mxWeightOperand), all one way — as a matmul's B [k, n], which
-/// must be a matrix and is stored transposed, or not.
+/// weight (mxWeightOperand) or a non-GEMM kernel gathering its rows
+/// (gathersRows), all one way — as a matmul's B [k, n], which must be a
+/// matrix and is stored transposed, or not. `gathered`: some reader is a
+/// gather (its kernel, not the GEMM, decodes it).
 struct ConstantUse {
   bool read = false;
-  bool onlyGemmWeight = true;
+  bool onlyMxReaders = true;
   bool transposed = false;
-  bool mxAllowed() const { return read && onlyGemmWeight; }
+  bool gathered = false;
+  bool mxAllowed() const { return read && onlyMxReaders; }
 };
 /// Every constant slot of `plan` and of its cond branches' plans.
 std::unordered_map<const codegen::SlotPlan*, ConstantUse> constantUses(const codegen::RegionPlan& plan);

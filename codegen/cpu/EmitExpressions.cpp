@@ -28,7 +28,9 @@ llvm::Value* Emitter::compute(const Expr& e) {
   switch (e.kind) {
     case Expr::Kind::Load: {
       const Buffer& in = k_.inputs[static_cast<size_t>(e.buffer)];
-      return loadElement(in.type.dtype, address(inputs_[static_cast<size_t>(e.buffer)], in.type, e.index));
+      llvm::Value* base = inputs_[static_cast<size_t>(e.buffer)];
+      if (in.mx) return loadMx(*in.mx, base, linearIndex(in.type, e.index));
+      return loadElement(in.type.dtype, address(base, in.type, e.index));
     }
     case Expr::Kind::Const: return constant(e);
     case Expr::Kind::Acc: {

@@ -1,6 +1,7 @@
 // The emitter's loops, kernels, indices, memory and reductions.
 #include "codegen/cpu/Emitter.h"
 
+#include <cstring>
 #include <set>
 #include <unordered_set>
 
@@ -8,6 +9,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include "codegen/MxOperands.h"
 #include "codegen/kernel/Analysis.h"
 #include "ir/Diagnostics.h"
 #include "runtime/reference/ReferenceOps.h"
@@ -340,6 +342,10 @@ size_t Emitter::unravelledRun(const ir::TensorType& t, const std::vector<IndexPt
 }
 
 llvm::Value* Emitter::address(llvm::Value* base, const ir::TensorType& t, const std::vector<IndexPtr>& idx) {
+  return b_.CreateInBoundsGEP(storageType(t.dtype), base, linearIndex(t, idx));
+}
+
+llvm::Value* Emitter::linearIndex(const ir::TensorType& t, const std::vector<IndexPtr>& idx) {
   llvm::Value* linear = c64(0);
   for (size_t d = 0; d < idx.size(); ++d) {
     // Merged dims' digits [j / (w·v), (j / v) % w, j % v] over dims of
@@ -354,7 +360,62 @@ llvm::Value* Emitter::address(llvm::Value* base, const ir::TensorType& t, const 
     }
     linear = b_.CreateNSWAdd(b_.CreateNSWMul(linear, dim(t.shape[d])), index(idx[d]));
   }
-  return b_.CreateInBoundsGEP(storageType(t.dtype), base, linear);
+  return linear;
+}
+
+llvm::Value* Emitter::loadMx(const kernel::MxLayout& mx, llvm::Value* base, llvm::Value* linear) {
+  // The stored (row, col) of logical element `linear` (a transposed weight
+  // is stored [cols of the logical matrix][its rows]).
+  llvm::Value* row = mx.transposed ? b_.CreateSRem(linear, c64(mx.rows)) : b_.CreateSDiv(linear, c64(mx.cols));
+  llvm::Value* col = mx.transposed ? b_.CreateSDiv(linear, c64(mx.rows)) : b_.CreateSRem(linear, c64(mx.cols));
+  llvm::Type* byte = b_.getInt8Ty();
+  llvm::Value* rowBytes =
+      b_.CreateInBoundsGEP(byte, base, b_.CreateNSWMul(row, c64(ir::mxRowBytes(mx.format, mx.cols))));
+  if (!ir::mxHasScales(mx.format)) {  // f16/bf16: the element's 16 bits
+    llvm::Value* bits = tagged(
+        b_.CreateAlignedLoad(b_.getInt16Ty(), b_.CreateInBoundsGEP(b_.getInt16Ty(), rowBytes, col), llvm::Align(1)));
+    return mx.format == ir::MxFormat::F16 ? b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy())
+                                          : bf16ToFloat(bits);
+  }
+  // The element's code: its bits in the row, low bits first; the byte after
+  // it is always inside the buffer (codegen/MxOperands.h pads the rows).
+  const int width = ir::mxFormatInfo(mx.format).bits;
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Value* bit = b_.CreateNSWMul(col, c64(width));
+  llvm::Value* at = b_.CreateInBoundsGEP(byte, rowBytes, b_.CreateLShr(bit, 3));
+  llvm::Value* lo = b_.CreateZExt(tagged(b_.CreateAlignedLoad(byte, at, llvm::Align(1))), i32);
+  llvm::Value* hi =
+      b_.CreateZExt(tagged(b_.CreateAlignedLoad(byte, b_.CreateInBoundsGEP(byte, at, c64(1)), llvm::Align(1))), i32);
+  llvm::Value* word = b_.CreateOr(lo, b_.CreateShl(hi, 8));
+  llvm::Value* shift = b_.CreateTrunc(b_.CreateAnd(bit, c64(7)), i32);
+  llvm::Value* code = b_.CreateAnd(b_.CreateLShr(word, shift), b_.getInt32((1u << width) - 1));
+  // Its value from the format's table, times the block's E8M0 scale.
+  llvm::Value* value = b_.CreateBitCast(
+      tagged(b_.CreateAlignedLoad(i32, b_.CreateInBoundsGEP(i32, mxTable(mx.format), b_.CreateZExt(code, i64())),
+                                  llvm::Align(4))),
+      b_.getFloatTy());
+  const int64_t blocks = ir::mxRowBlocks(mx.cols);
+  llvm::Value* scaleAt =
+      b_.CreateNSWAdd(c64(mxScalesOffset(mx)),
+                      b_.CreateNSWAdd(b_.CreateNSWMul(row, c64(blocks)), b_.CreateSDiv(col, c64(ir::kMxBlock))));
+  llvm::Value* scale =
+      b_.CreateZExt(tagged(b_.CreateAlignedLoad(byte, b_.CreateInBoundsGEP(byte, base, scaleAt), llvm::Align(1))), i32);
+  // 2^(s - 127): s << 23 as f32 bits, 2^-127 (a subnormal) for 0, NaN for 0xFF.
+  llvm::Value* scaleBits =
+      b_.CreateSelect(b_.CreateICmpEQ(scale, b_.getInt32(0)), b_.getInt32(0x00400000), b_.CreateShl(scale, 23));
+  scaleBits = b_.CreateSelect(b_.CreateICmpEQ(scale, b_.getInt32(255)), b_.getInt32(0x7fc00000), scaleBits);
+  return b_.CreateFMul(value, b_.CreateBitCast(scaleBits, b_.getFloatTy()));
+}
+
+llvm::Value* Emitter::mxTable(ir::MxFormat f) {
+  const std::string name = fmt::format("graphc_{}_table", ir::mxFormatInfo(f).name);
+  if (llvm::GlobalVariable* g = m_.getNamedGlobal(name)) return g;
+  const float* values = ir::mxDecodeTable(f);
+  std::vector<uint32_t> bits(static_cast<size_t>(1) << ir::mxFormatInfo(f).bits);
+  for (size_t c = 0; c < bits.size(); ++c) std::memcpy(&bits[c], &values[c], 4);
+  llvm::Constant* init = llvm::ConstantDataArray::get(ctx_, bits);
+  return new llvm::GlobalVariable(m_, init->getType(), /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage, init,
+                                  name);
 }
 
 llvm::Value* Emitter::loadElement(DType t, llvm::Value* addr) {

@@ -105,6 +105,14 @@ class Emitter {
   llvm::Value* index(const IndexPtr& e);
 
   llvm::Value* address(llvm::Value* base, const ir::TensorType& t, const std::vector<IndexPtr>& idx);
+  /// The element offset of `idx` in a buffer of type `t`.
+  llvm::Value* linearIndex(const ir::TensorType& t, const std::vector<IndexPtr>& idx);
+  /// Logical element `linear` of an input held in an MX format (or
+  /// f16/bf16) at `base`, dequantised to f32 as the cpu GEMM's packing does:
+  /// the format's table entry times the block's scale.
+  llvm::Value* loadMx(const kernel::MxLayout& mx, llvm::Value* base, llvm::Value* linear);
+  /// The module's table of the format's element values (f32 bits by code).
+  llvm::Value* mxTable(ir::MxFormat f);
   /// How many of idx[d..] are the digits of one index over t's dims (≥ 2:
   /// they ravel to that index), and that index.
   static size_t unravelledRun(const ir::TensorType& t, const std::vector<IndexPtr>& idx, size_t d);

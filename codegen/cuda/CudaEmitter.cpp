@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/MxOperands.h"
 #include "codegen/cuda/KernelWriter.h"
 #include "codegen/cuda/Preamble.h"
 #include "codegen/cuda/Syntax.h"
@@ -39,29 +40,27 @@ Strategy chooseStrategy(const Kernel& k) {
   return Strategy::Pointwise;
 }
 
-int64_t mxScalesOffset(const MxOperand& m) { return (m.rows * ir::mxRowBytes(m.format, m.cols) + 15) / 16 * 16; }
-
-int64_t mxBufferBytes(const MxOperand& m) {
-  return mxScalesOffset(m) + (ir::mxHasScales(m.format) ? m.rows * ir::mxRowBlocks(m.cols) : 0);
-}
-
 namespace {
 
-/// Throws unless kernel `k` can read `mx` as its B: an f32 GEMM without a
-/// convolution whose B is the stored rows (a linear's [N, K]) or their
-/// transpose (a matmul's [K, N]).
-void checkMxOperand(const Kernel& k, Strategy strategy, const MxOperand& mx) {
-  const bool fits = [&] {
-    if (!k.gemm || k.gemm->conv || strategy != Strategy::GemmSimt || mx.input != k.gemm->b) return false;
-    const ir::TensorType& b = k.inputs[static_cast<size_t>(k.gemm->b)].type;
-    if (!b.isStatic() || b.rank() != 2) return false;
-    const int64_t n = k.gemm->transposeB ? b.shape[0].size : b.shape[1].size;
-    const int64_t kk = k.gemm->transposeB ? b.shape[1].size : b.shape[0].size;
-    return mx.rows == n && mx.cols == kk;
-  }();
-  if (!fits)
-    throw ir::Error(fmt::format("cuda codegen: kernel {} cannot read input {} in {} (only an f32 GEMM's weight)",
-                                k.name, mx.input, ir::mxFormatInfo(mx.format).name));
+/// Throws unless every MX input of `k` is what the GemmSimt template reads:
+/// an f32 GEMM's B without a convolution, the stored rows being N rows of
+/// K (a linear's [N, K] as it is, a matmul's [K, N] transposed).
+void checkMxInputs(const Kernel& k, Strategy strategy) {
+  for (size_t i = 0; i < k.inputs.size(); ++i) {
+    const std::optional<MxLayout>& mx = k.inputs[i].mx;
+    if (!mx) continue;
+    const bool fits = [&] {
+      if (!k.gemm || k.gemm->conv || strategy != Strategy::GemmSimt || static_cast<int>(i) != k.gemm->b) return false;
+      const ir::TensorType& b = k.inputs[i].type;
+      if (!b.isStatic() || b.rank() != 2 || mx->transposed == k.gemm->transposeB) return false;
+      const int64_t n = k.gemm->transposeB ? b.shape[0].size : b.shape[1].size;
+      const int64_t kk = k.gemm->transposeB ? b.shape[1].size : b.shape[0].size;
+      return mx->rows == n && mx->cols == kk;
+    }();
+    if (!fits)
+      throw ir::Error(fmt::format("cuda codegen: kernel {} cannot read input {} in {} (only an f32 GEMM's weight)",
+                                  k.name, i, ir::mxFormatInfo(mx->format).name));
+  }
 }
 
 /// The decode table of an MX element format, as f32 bit patterns.
@@ -90,18 +89,15 @@ CudaModule emitModule(const std::vector<const Kernel*>& kernels, const EmitOptio
   m.source = fmt::format("// graphc: {} kernel{}\n", kernels.size(), kernels.size() == 1 ? "" : "s");
   m.source += kPreamble;
   std::set<ir::MxFormat> tables;
-  for (size_t i = 0; i < options.mx.size() && i < kernels.size(); ++i)
-    if (options.mx[i] && ir::mxHasScales(options.mx[i]->format)) tables.insert(options.mx[i]->format);
+  for (const Kernel* k : kernels)
+    for (const Buffer& b : k->inputs)
+      if (b.mx && ir::mxHasScales(b.mx->format)) tables.insert(b.mx->format);
   for (ir::MxFormat f : tables) m.source += "\n" + mxTable(f);
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const Kernel* k = kernels[i];
+  for (const Kernel* k : kernels) {
     CudaKernel info;
     info.name = k->name;
     info.strategy = chooseStrategy(*k);
-    if (i < options.mx.size() && options.mx[i]) {
-      checkMxOperand(*k, info.strategy, *options.mx[i]);
-      info.mx = options.mx[i];
-    }
+    checkMxInputs(*k, info.strategy);
     if (info.strategy == Strategy::WarpPerRow) info.rowsPerBlock = info.blockThreads / 32;
     if (info.strategy == Strategy::GemmSimt || info.strategy == Strategy::GemmTensorCore) info.tileM = info.tileN = 128;
     m.source += "\n" + KernelWriter(*k, info).run();

@@ -32,8 +32,6 @@
 // the GEMM templates use fma() explicitly.
 #pragma once
 
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,34 +44,18 @@ enum class Strategy { Pointwise, WarpPerRow, BlockPerRow, GemmSimt, GemmTensorCo
 
 const char* strategyName(Strategy s);
 
-/// A GEMM's weight held in an MX format or as f16/bf16 (ir/Mx.h), as a
-/// package's --weights stores it: a linear's weight [N, K] as it is, a
-/// matmul's B [K, N] transposed — N rows of K elements, blocks along K.
-/// Its buffer holds the packed rows, then (16-byte aligned) the block
-/// scales; the GemmSimt kernel dequantises each element as it loads the B
-/// tile into shared memory, so the weight stays small on the device. Only
-/// f32 GEMMs without a convolution take one.
-struct MxOperand {
-  int input = -1;  // the kernel's B
-  ir::MxFormat format = ir::MxFormat::E4M3;
-  int64_t rows = 0, cols = 0;  // as stored: N rows of K
-};
 /// The module's decode table of an MX element format ("gc_mx_e2m1").
 std::string mxTableName(ir::MxFormat f);
-/// Where the scales start in an MX operand's buffer, and its size.
-int64_t mxScalesOffset(const MxOperand& m);
-int64_t mxBufferBytes(const MxOperand& m);
 
 struct CudaKernel {
   std::string name;  // the __global__ function
   Strategy strategy = Strategy::Pointwise;
   std::vector<std::string> symbols;  // the graph's symbolic sizes, in parameter order
   int blockThreads = 256;
-  int rowsPerBlock = 1;         // WarpPerRow: warps per block
-  int tileM = 0, tileN = 0;     // GEMM tiles
-  int vectorWidth = 1;          // Pointwise: elements per vector access (1: none)
-  int rowChunks = 0;            // reductions: row elements per thread held in registers (0: re-read)
-  std::optional<MxOperand> mx;  // GemmSimt: B held in an MX format
+  int rowsPerBlock = 1;      // WarpPerRow: warps per block
+  int tileM = 0, tileN = 0;  // GEMM tiles
+  int vectorWidth = 1;       // Pointwise: elements per vector access (1: none)
+  int rowChunks = 0;         // reductions: row elements per thread held in registers (0: re-read)
 };
 
 struct CudaModule {
@@ -101,12 +83,12 @@ inline constexpr int kEighNonFiniteInfo = -2147483647 - 1;
 struct EmitOptions {
   bool conditions = false;  // define kSetConditionKernel
   bool transpose = false;   // define the transpose and eigh check kernels
-  /// By kernel (empty: none): the weight it reads in an MX format.
-  std::vector<std::optional<MxOperand>> mx;
 };
 
 /// Emits every kernel into one module. Throws ir::Error for an expression
-/// the backend cannot lower, or an MX operand a kernel cannot read.
+/// the backend cannot lower, or an MX input (kernel::Buffer::mx) a kernel
+/// cannot read: only an f32 GEMM's weight, dequantised as the GemmSimt
+/// template loads its B tile into shared memory (codegen/MxOperands.h).
 CudaModule emitModule(const std::vector<const codegen::kernel::Kernel*>& kernels, const EmitOptions& options = {});
 
 /// Which strategy a kernel gets (exposed for tests).

@@ -7,6 +7,7 @@
 #include <cusolverDn.h>
 #include <fmt/format.h>
 
+#include "codegen/MxOperands.h"
 #include "codegen/StepPlan.h"
 #include "codegen/cuda/CudaRuntime.h"
 #include "codegen/cuda/DeviceBinding.h"
@@ -220,21 +221,12 @@ void checkMxReads(const RegionPlan& plan) {
   }
 }
 
-/// An MX weight's device buffer (MxOperand): its packed rows, then its scales.
-std::vector<std::byte> mxDeviceBytes(const ir::MxWeights& w) {
-  const MxOperand layout{0, w.format, w.rows, w.cols};
-  std::vector<std::byte> bytes(static_cast<size_t>(mxBufferBytes(layout)));
-  std::memcpy(bytes.data(), w.elements.data(), w.elements.size());
-  if (!w.scales.empty()) std::memcpy(bytes.data() + mxScalesOffset(layout), w.scales.data(), w.scales.size());
-  return bytes;
-}
-
 /// Uploads the plan's constants (cond branches included) once; an MX
 /// weight stays in its format (the GEMM dequantises it as it loads).
 void uploadConstants(const RegionPlan& plan, Module& m) {
   for (const SlotPlan& s : plan.slots) {
     if (s.where != SlotPlan::Where::Constant) continue;
-    const std::vector<std::byte> mx = s.mx ? mxDeviceBytes(*s.mx) : std::vector<std::byte>();
+    const std::vector<std::byte> mx = s.mx ? mxBuffer(*s.mx) : std::vector<std::byte>();
     const void* bytes = s.mx ? static_cast<const void*>(mx.data()) : s.constant.data();
     const size_t size = s.mx ? mx.size() : s.constant.nbytes();
     void* d = nullptr;
@@ -247,21 +239,6 @@ void uploadConstants(const RegionPlan& plan, Module& m) {
       if (b) uploadConstants(*b, m);
 }
 
-/// The MX weight fused op `f` reads, if any: an operand defined by a
-/// constant whose value is held in an MX format.
-std::optional<MxOperand> mxOperandOf(const ir::Node& f) {
-  std::optional<MxOperand> found;
-  for (size_t i = 0; i < f.operands.size(); ++i) {
-    const ir::Node* def = f.operands[i]->definingNode();
-    const ir::Attribute* value = def && def->op == ir::OpId::Constant ? def->attrs.find("value") : nullptr;
-    if (!value || value->kind != ir::Attribute::Kind::Dense || !value->dense->mx) continue;
-    const ir::MxWeights& w = *value->dense->mx;
-    if (found) throw ir::LocatedError(f.loc, "cuda codegen: a kernel reads two MX weights");
-    found = MxOperand{static_cast<int>(i), w.format, w.rows, w.cols};
-  }
-  return found;
-}
-
 }  // namespace
 
 CudaModule emitLowered(const ir::Graph& g, const codegen::LoweredKernels& l) {
@@ -270,16 +247,13 @@ CudaModule emitLowered(const ir::Graph& g, const codegen::LoweredKernels& l) {
   EmitOptions options;
   options.conditions = ir::containsOp(g.body, ir::OpId::Cond);
   options.transpose = ir::containsOp(g.body, ir::OpId::Eigh);
-  for (const ir::Node* f : l.fused) options.mx.push_back(mxOperandOf(*f));
   try {
     return emitModule(kernels, options);
   } catch (const ir::Error& e) {
     // Locate the kernel the emitter refused.
     for (size_t i = 0; i < kernels.size(); ++i) {
       try {
-        EmitOptions one;
-        one.mx = {options.mx[i]};
-        emitModule({kernels[i]}, one);
+        emitModule({kernels[i]});
       } catch (const ir::Error& one) {
         throw ir::LocatedError(l.fused[i]->loc, one.what());
       }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/MxOperands.h"
 #include "codegen/cuda/KernelWriter.h"
 #include "codegen/cuda/Preamble.h"
 #include "codegen/cuda/Syntax.h"
@@ -75,7 +76,7 @@ void KernelWriter::gemmPrologue(const GemmDims& d, std::string& aBase, std::stri
   line("const i64 m0 = mt * {}, n0 = nt * {};", info_.tileM, info_.tileN);
 }
 
-std::string KernelWriter::mxElement(const MxOperand& mx, const std::string& buffer, const std::string& row,
+std::string KernelWriter::mxElement(const MxLayout& mx, const std::string& buffer, const std::string& row,
                                     const std::string& k) {
   const int64_t rowBytes = ir::mxRowBytes(mx.format, mx.cols);
   const std::string at = fmt::format("{} + {} * {}ll", buffer, row, rowBytes);
@@ -113,14 +114,14 @@ void KernelWriter::gemmSimt() {
        fromStorage(a.type.dtype, fmt::format("{}[{} + row * aRow + k]", a.name, aBase)), T);
   close();
   open("for (int e = threadIdx.x; e < 8 * 128; e += 256)");
-  if (d.bKContiguous || info_.mx)  // an MX weight is stored as rows along K
+  if (d.bKContiguous || b.mx)  // an MX weight is stored as rows along K
     line("const int c = e / 8, kk = e % 8;");
   else
     line("const int c = e % 128, kk = e / 128;");
   line("const i64 col = n0 + c, k = k0 + kk;");
   line("Bs[kk][c] = (col < N && k < K) ? ({}){} : ({})0;", T,
-       info_.mx ? mxElement(*info_.mx, b.name, "col", "k")
-                : fromStorage(b.type.dtype, fmt::format("{}[{} + col * bCol + k * bK]", b.name, bBase)),
+       b.mx ? mxElement(*b.mx, b.name, "col", "k")
+            : fromStorage(b.type.dtype, fmt::format("{}[{} + col * bCol + k * bK]", b.name, bBase)),
        T);
   close();
   line("__syncthreads();");

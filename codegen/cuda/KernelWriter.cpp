@@ -54,10 +54,9 @@ std::string KernelWriter::fresh() { return fmt::format("v{}", temps_++); }
 void KernelWriter::signature(const std::vector<std::string>& extents) {
   std::string params;
   auto add = [&](const std::string& p) { params += (params.empty() ? "" : ", ") + p; };
-  for (size_t i = 0; i < k_.inputs.size(); ++i) {
-    const Buffer& b = k_.inputs[i];
-    const bool mx = info_.mx && info_.mx->input == static_cast<int>(i);  // packed elements, then scales
-    add(fmt::format("const {}* {}", mx ? "unsigned char" : storageType(b.type.dtype), b.name));
+  for (const Buffer& b : k_.inputs) {
+    // An MX weight: its packed elements, then its scales (codegen/MxOperands.h).
+    add(fmt::format("const {}* {}", b.mx ? "unsigned char" : storageType(b.type.dtype), b.name));
   }
   for (const Buffer& b : k_.outputs) add(fmt::format("{}* {}", storageType(b.type.dtype), b.name));
   for (size_t s = 0; s < info_.symbols.size(); ++s) add(fmt::format("const i64 s{}", s));

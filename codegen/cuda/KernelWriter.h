@@ -146,7 +146,7 @@ class KernelWriter {
   GemmDims gemmDims() const;
 
   /// Element (row, k) of an MX weight in `buffer`, dequantised (an f32 expression).
-  static std::string mxElement(const MxOperand& mx, const std::string& buffer, const std::string& row,
+  static std::string mxElement(const MxLayout& mx, const std::string& buffer, const std::string& row,
                                const std::string& k);
 
   /// An operand's element offset at the batch point with the row/column and

@@ -37,6 +37,7 @@
 #include "codegen/kernel/Index.h"
 #include "ir/Graph.h"
 #include "ir/KernelKind.h"
+#include "ir/Mx.h"
 
 namespace graphc::codegen::kernel {
 
@@ -68,9 +69,22 @@ struct Expr {
 };
 using ExprPtr = std::shared_ptr<const Expr>;
 
+/// How an input buffer holds a weight stored in an MX format or as
+/// f16/bf16 (ir/Mx.h; an exported package's --weights): rows of `cols`
+/// elements packed, blocks along the row, then (codegen/MxOperands.h) the
+/// block scales. Element (r, c) of the stored matrix is logical element
+/// r·cols + c, or c·rows + r when `transposed` (a matmul's B [k, n]).
+struct MxLayout {
+  ir::MxFormat format = ir::MxFormat::E4M3;
+  int64_t rows = 0, cols = 0;
+  bool transposed = false;
+  bool operator==(const MxLayout&) const = default;
+};
+
 struct Buffer {
   std::string name;  // in0, out1: made by the compiler, never from the input file
   TensorType type;
+  std::optional<MxLayout> mx;  // an input whose elements the kernel dequantises as it reads them
 };
 
 struct Store {

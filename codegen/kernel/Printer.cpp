@@ -62,7 +62,11 @@ class Printer {
 
   std::string run() {
     std::string out = fmt::format("kernel {} ({})\n", k_.name, ir::kernelKindName(k_.kind));
-    for (const Buffer& b : k_.inputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
+    for (const Buffer& b : k_.inputs)
+      out += fmt::format("  {}: {}{}\n", b.name, toString(b.type),
+                         b.mx ? fmt::format(" as {} [{}, {}]{}", ir::mxFormatInfo(b.mx->format).name, b.mx->rows,
+                                            b.mx->cols, b.mx->transposed ? " transposed" : "")
+                              : "");
     for (const Buffer& b : k_.outputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
     if (k_.gemm && k_.gemm->conv && k_.gemm->conv->transposed) {
       const Gemm& g = *k_.gemm;

@@ -22,6 +22,7 @@
 #include "ProjectGraphs.h"
 #include "RandomGraph.h"
 #include "TestUtil.h"
+#include "codegen/MxOperands.h"
 #include "codegen/cuda/CudaEmitter.h"
 #include "codegen/cuda/Nvrtc.h"
 #include "codegen/cuda/Preamble.h"
@@ -302,14 +303,14 @@ graph @g(%x: f32[5, 70], %w: f32[70, 40]) -> f32[5, 40] {
       rows.as<float>()[i] *= std::ldexp(1.0f, static_cast<int>((i / 32) % 9) * 3 - 12);
     for (ir::MxFormat format : {ir::MxFormat::E4M3, ir::MxFormat::E5M2, ir::MxFormat::E3M2, ir::MxFormat::E2M3,
                                 ir::MxFormat::E2M1, ir::MxFormat::F16, ir::MxFormat::BF16}) {
-      const codegen::cuda::MxOperand mx{b, format, N, K};
+      const codegen::MxLayout mx{format, N, K, /*transposed=*/!linear};
       std::vector<uint8_t> elements(static_cast<size_t>(N * ir::mxRowBytes(format, K)));
       std::vector<uint8_t> scales(static_cast<size_t>(N * ir::mxRowBlocks(K)));
       ir::mxQuantize(format, rows.as<float>(), N, K, elements.data(), scales.data());
-      Tensor buffer(ir::DType::I8, {codegen::cuda::mxBufferBytes(mx)});
+      Tensor buffer(ir::DType::I8, {codegen::mxBufferBytes(mx)});
       std::memcpy(buffer.data(), elements.data(), elements.size());
       if (ir::mxHasScales(format))
-        std::memcpy(buffer.data() + codegen::cuda::mxScalesOffset(mx), scales.data(), scales.size());
+        std::memcpy(buffer.data() + codegen::mxScalesOffset(mx), scales.data(), scales.size());
       Tensor dequantised(ir::DType::F32, linear ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N});
       std::vector<float> rowMajor(static_cast<size_t>(N * K));
       ir::mxDequantize(format, elements.data(), scales.data(), K, 0, N, rowMajor.data());
@@ -319,9 +320,8 @@ graph @g(%x: f32[5, 70], %w: f32[70, 40]) -> f32[5, 40] {
 
       codegen::kernel::Kernel quantised = plain;
       quantised.name = "mx";
-      codegen::cuda::EmitOptions options;
-      options.mx = {std::nullopt, mx};
-      const codegen::cuda::CudaModule module = codegen::cuda::emitModule({&plain, &quantised}, options);
+      quantised.inputs[static_cast<size_t>(b)].mx = mx;
+      const codegen::cuda::CudaModule module = codegen::cuda::emitModule({&plain, &quantised});
       const std::string name = fmt::format("{} {}", linear ? "linear" : "matmul", ir::mxFormatInfo(format).name);
       if (ir::mxHasScales(format)) {
         EXPECT_NE(module.source.find(codegen::cuda::mxTableName(format) + "["), std::string::npos) << name;

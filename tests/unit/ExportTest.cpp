@@ -305,8 +305,14 @@ TEST_F(DamagedPackage, OtherMachineIsRefused) {
   const std::string arm = rewritten(
       [](json& m, std::map<std::string, std::string>&) { m["target"]["triple"] = "aarch64-unknown-linux-gnu"; });
   EXPECT_NE(loadError(arm).find("compiled for aarch64-unknown-linux-gnu"), std::string::npos) << loadError(arm);
+  const std::string tpu = rewritten([](json& m, std::map<std::string, std::string>&) { m["device"] = "tpu"; });
+  EXPECT_NE(loadError(tpu).find("a package for device \"tpu\" (this runtime runs cpu and cuda packages)"),
+            std::string::npos)
+      << loadError(tpu);
+  // A cpu package called a cuda one has no module the cuda runtime would make.
   const std::string cuda = rewritten([](json& m, std::map<std::string, std::string>&) { m["device"] = "cuda"; });
-  EXPECT_NE(loadError(cuda).find("a package for device \"cuda\""), std::string::npos) << loadError(cuda);
+  EXPECT_NE(loadError(cuda).find("cuda/module.cu is not the module this runtime makes"), std::string::npos)
+      << loadError(cuda);
 }
 
 TEST_F(DamagedPackage, PlanOrGraphThisRuntimeWouldNotMakeIsRefused) {
@@ -496,6 +502,52 @@ INSTANTIATE_TEST_SUITE_P(Models, SuiteMxExport, ::testing::ValuesIn(mxCases()),
                          [](const ::testing::TestParamInfo<MxCase>& info) {
                            return info.param.model + "_" + info.param.format;
                          });
+
+// An embedding table (gathered rows, 70 wide: two full blocks and a partial
+// one) tied to the output projection (a linear's weight): stored once in
+// the format, its gather's kernel decodes the rows it reads and the GEMM
+// packs it as any weight — bit for bit what the graph with the table
+// dequantised once computes, the gathered rows and the logits. (An op
+// calling vector math after the gather, tanh say, may round an ulp apart:
+// the decoding loop vectorises differently, and libmvec and libm differ.)
+// cuda packages keep a gathered table f32 (their gathers read f32).
+TEST(MxExport, AnEmbeddingTableIsDecodedInItsGather) {
+  std::string hex;
+  for (int i = 0; i < 100 * 70; ++i) {
+    const float v = std::ldexp(static_cast<float>((i * 7919) % 257) / 64 - 2, (i / 32) % 7 - 3);
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    for (int b = 0; b < 4; ++b) hex += fmt::format("{:02X}", (bits >> (8 * b)) & 0xff);
+  }
+  const Graph graph =
+      Graph::parse(fmt::format("graph @lm(%ids: i64[N]) -> (f32[N, 100], f32[N, 70]) {{\n"
+                               "  %table = constant() {{value = dense<f32[100, 70], \"0x{}\">}} : f32[100, 70]\n"
+                               "  %e = index_select(%table, %ids) {{dim = 0}} : f32[N, 70]\n"
+                               "  %h = relu(%e)\n"
+                               "  %logits = linear(%h, %table) : f32[N, 100]\n"
+                               "  return %logits, %h\n}}\n",
+                               hex));
+  Tensor ids(ir::DType::I64, {6});
+  for (int64_t i = 0; i < 6; ++i) ids.as<int64_t>()[i] = (i * 37) % 100;
+  for (const char* format : {"mxfp4", "mxfp6_e3m2", "mxfp8_e5m2", "bf16", "f16"}) {
+    const fs::path package = tempPath(std::string("embedding-") + format + ".gcpkg");
+    exportPackage(graph, package, {}, {.weights = format});
+    EXPECT_EQ(deploy::Package::read(package).manifest()["weights"]["quantized_values"], 100 * 70) << format;
+    deploy::LoadedPackage mx = deploy::loadPackage(package);
+    fs::remove(package);
+    const std::unique_ptr<ir::Module> plain = dequantized(*mx.module);
+    const std::vector<Tensor> got = mx.executable->run({ids}, {});
+    const std::vector<Tensor> want = codegen::cpu::compileGraph(*plain->entry())->run({ids}, {});
+    expectBitwiseEqual(got, want, format);
+    EXPECT_NE(want[0].getDouble(0), 0.0) << format;
+  }
+  if (codegen::hasBackend(Device::Cuda)) {
+    const fs::path package = tempPath("embedding-cuda.gcpkg");
+    exportPackage(graph, package, {.device = Device::Cuda, .arch = "sm_90"}, {.weights = "mxfp4"});
+    EXPECT_EQ(deploy::Package::read(package).manifest()["weights"]["quantized_values"], 0);
+    fs::remove(package);
+  }
+}
 
 }  // namespace
 }  // namespace graphc
