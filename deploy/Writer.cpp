@@ -31,6 +31,10 @@ json typesJson(const std::vector<ir::TensorType>& types, const ir::Region* names
   return out;
 }
 
+/// The fewest values an embedding table (a constant only gathered) must
+/// hold to be stored in an MX format: 2^16, 256 KiB in f32.
+constexpr int64_t kMinGatheredMxValues = int64_t{1} << 16;
+
 /// Every dense constant `plan` (cond branches included) reads as a GEMM's
 /// weight the cuda GEMM cannot dequantise: the filters of a convolution,
 /// a weight of rank other than 2, or the weight of a GEMM not in f32 (the
@@ -53,8 +57,9 @@ void collectCudaRefused(const codegen::RegionPlan& plan, std::set<const ir::Dens
 
 /// The f32 constants of `plan` that may be stored in an MX format — every
 /// slot holding one allows it (codegen::cpu::constantUses: GEMM weights and
-/// gathered tables), and for cuda its GEMM template can read it (no
-/// gathers) — and whether each is a matmul's B, stored transposed.
+/// gathered tables of kMinGatheredMxValues or more), and for cuda its GEMM
+/// template can read it (no gathers) — and whether each is a matmul's B,
+/// stored transposed.
 std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& plan, codegen::Device device) {
   std::map<const ir::DenseElements*, bool> chosen;
   std::set<const ir::DenseElements*> refused;
@@ -65,6 +70,9 @@ std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& pl
     auto [it, added] = chosen.emplace(d, use.transposed);
     if (!use.mxAllowed() || d->dtype != ir::DType::F32 || it->second != use.transposed) refused.insert(d);
     if (device == codegen::Device::Cuda && use.gathered) refused.insert(d);  // the cuda gathers read f32
+    // A gathered table's rounding reaches the activations element by element
+    // (a GEMM's averages out over its dot products): only a large table pays.
+    if (use.gathered && d->numel() < kMinGatheredMxValues) refused.insert(d);
   }
   if (device == codegen::Device::Cuda) collectCudaRefused(plan, refused);
   for (const ir::DenseElements* d : refused) chosen.erase(d);

@@ -503,36 +503,40 @@ INSTANTIATE_TEST_SUITE_P(Models, SuiteMxExport, ::testing::ValuesIn(mxCases()),
                            return info.param.model + "_" + info.param.format;
                          });
 
-// An embedding table (gathered rows, 70 wide: two full blocks and a partial
-// one) tied to the output projection (a linear's weight): stored once in
-// the format, its gather's kernel decodes the rows it reads and the GEMM
-// packs it as any weight — bit for bit what the graph with the table
-// dequantised once computes, the gathered rows and the logits. (An op
-// calling vector math after the gather, tanh say, may round an ulp apart:
-// the decoding loop vectorises differently, and libmvec and libm differ.)
-// cuda packages keep a gathered table f32 (their gathers read f32).
+// An embedding table (1000 rows of 70: two full blocks and a partial one;
+// 70,000 values, past the 2^16 a gathered table needs) tied to the output
+// projection (a linear's weight): stored once in the format, its gather's
+// kernel decodes the rows it reads and the GEMM packs it as any weight —
+// bit for bit what the graph with the table dequantised once computes, the
+// gathered rows and the logits. (An op calling vector math after the
+// gather, tanh say, may round an ulp apart: the decoding loop vectorises
+// differently, and libmvec and libm differ.) A table of fewer values stays
+// f32, as cuda packages keep every gathered table (their gathers read f32).
 TEST(MxExport, AnEmbeddingTableIsDecodedInItsGather) {
-  std::string hex;
-  for (int i = 0; i < 100 * 70; ++i) {
-    const float v = std::ldexp(static_cast<float>((i * 7919) % 257) / 64 - 2, (i / 32) % 7 - 3);
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    for (int b = 0; b < 4; ++b) hex += fmt::format("{:02X}", (bits >> (8 * b)) & 0xff);
-  }
-  const Graph graph =
-      Graph::parse(fmt::format("graph @lm(%ids: i64[N]) -> (f32[N, 100], f32[N, 70]) {{\n"
-                               "  %table = constant() {{value = dense<f32[100, 70], \"0x{}\">}} : f32[100, 70]\n"
-                               "  %e = index_select(%table, %ids) {{dim = 0}} : f32[N, 70]\n"
-                               "  %h = relu(%e)\n"
-                               "  %logits = linear(%h, %table) : f32[N, 100]\n"
-                               "  return %logits, %h\n}}\n",
-                               hex));
+  auto lm = [](int64_t vocab) {
+    std::string hex;
+    for (int64_t i = 0; i < vocab * 70; ++i) {
+      const float v = std::ldexp(static_cast<float>((i * 7919) % 257) / 64 - 2, static_cast<int>((i / 32) % 7) - 3);
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      for (int b = 0; b < 4; ++b) hex += fmt::format("{:02X}", (bits >> (8 * b)) & 0xff);
+    }
+    return Graph::parse(
+        fmt::format("graph @lm(%ids: i64[N]) -> (f32[N, {0}], f32[N, 70]) {{\n"
+                    "  %table = constant() {{value = dense<f32[{0}, 70], \"0x{1}\">}} : f32[{0}, 70]\n"
+                    "  %e = index_select(%table, %ids) {{dim = 0}} : f32[N, 70]\n"
+                    "  %h = relu(%e)\n"
+                    "  %logits = linear(%h, %table) : f32[N, {0}]\n"
+                    "  return %logits, %h\n}}\n",
+                    vocab, hex));
+  };
+  const Graph graph = lm(1000);
   Tensor ids(ir::DType::I64, {6});
-  for (int64_t i = 0; i < 6; ++i) ids.as<int64_t>()[i] = (i * 37) % 100;
+  for (int64_t i = 0; i < 6; ++i) ids.as<int64_t>()[i] = (i * 367) % 1000;
   for (const char* format : {"mxfp4", "mxfp6_e3m2", "mxfp8_e5m2", "bf16", "f16"}) {
     const fs::path package = tempPath(std::string("embedding-") + format + ".gcpkg");
     exportPackage(graph, package, {}, {.weights = format});
-    EXPECT_EQ(deploy::Package::read(package).manifest()["weights"]["quantized_values"], 100 * 70) << format;
+    EXPECT_EQ(deploy::Package::read(package).manifest()["weights"]["quantized_values"], 1000 * 70) << format;
     deploy::LoadedPackage mx = deploy::loadPackage(package);
     fs::remove(package);
     const std::unique_ptr<ir::Module> plain = dequantized(*mx.module);
@@ -541,6 +545,10 @@ TEST(MxExport, AnEmbeddingTableIsDecodedInItsGather) {
     expectBitwiseEqual(got, want, format);
     EXPECT_NE(want[0].getDouble(0), 0.0) << format;
   }
+  const fs::path small = tempPath("embedding-small.gcpkg");
+  exportPackage(lm(100), small, {}, {.weights = "mxfp4"});
+  EXPECT_EQ(deploy::Package::read(small).manifest()["weights"]["quantized_values"], 0);
+  fs::remove(small);
   if (codegen::hasBackend(Device::Cuda)) {
     const fs::path package = tempPath("embedding-cuda.gcpkg");
     exportPackage(graph, package, {.device = Device::Cuda, .arch = "sm_90"}, {.weights = "mxfp4"});
