@@ -120,7 +120,7 @@ void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend, 
   // runtime will read it back — MX weights and all: a kernel that reads one
   // (the cuda GEMM, a cpu gather) dequantises it itself, and its kernel IR
   // says so (codegen/MxOperands.h).
-  auto storageBytes = std::make_shared<const std::string>(weightsFile);
+  const auto storageBytes = storage ? std::make_shared<const std::string>(weightsFile) : nullptr;
   const std::unique_ptr<ir::Module> readBack =
       storage ? graphFromJson(
                     json::parse(graph.dump()),  // from the text, as the runtime reads it
