@@ -20,6 +20,8 @@ std::string_view deviceName(Device d) {
 
 kernel::LowerOptions Backend::lowerOptions() const { return {}; }
 
+bool Backend::readsMxInput(const kernel::Kernel&, int) const { return false; }
+
 std::optional<Device> parseDevice(std::string_view name) {
   for (Device d : {Device::Reference, Device::Cpu, Device::Cuda})
     if (deviceName(d) == name) return d;

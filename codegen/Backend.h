@@ -25,6 +25,7 @@ namespace graphc::codegen {
 
 namespace kernel {
 struct LowerOptions;  // codegen/kernel/Lowering.h
+struct Kernel;        // codegen/kernel/KernelIR.h
 }  // namespace kernel
 
 enum class Device { Reference, Cpu, Cuda };
@@ -105,6 +106,9 @@ class Backend {
   /// How it lowers fused ops to the kernel IR (what --emit=kernels and a
   /// debug dump print for it).
   virtual kernel::LowerOptions lowerOptions() const;  // the defaults (Backend.cpp)
+  /// Whether its kernel `k` can read input `input` held in an MX format
+  /// (codegen/MxOperands.h): what an export may store so. None by default.
+  virtual bool readsMxInput(const kernel::Kernel& k, int input) const;
 
   /// Compiles `g` (already through the pipeline when runsPipeline()); the
   /// Executable refers to `g`, which must outlive it. Throws

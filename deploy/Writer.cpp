@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "codegen/MxOperands.h"
 #include "codegen/StepPlan.h"
-#include "codegen/cpu/CpuExecutable.h"
 #include "deploy/GraphJson.h"
 #include "deploy/Package.h"
 #include "deploy/PlanJson.h"
@@ -35,46 +35,27 @@ json typesJson(const std::vector<ir::TensorType>& types, const ir::Region* names
 /// hold to be stored in an MX format: 2^16, 256 KiB in f32.
 constexpr int64_t kMinGatheredMxValues = int64_t{1} << 16;
 
-/// Every dense constant `plan` (cond branches included) reads as a GEMM's
-/// weight the cuda GEMM cannot dequantise: the filters of a convolution,
-/// a weight of rank other than 2, or the weight of a GEMM not in f32 (the
-/// tensor-core template reads f16/bf16 as they are).
-void collectCudaRefused(const codegen::RegionPlan& plan, std::set<const ir::DenseElements*>& refused) {
-  for (const codegen::StepPlan& step : plan.steps) {
-    for (const auto& b : step.branches)
-      if (b) collectCudaRefused(*b, refused);
-    if (step.kind != codegen::StepPlan::Kind::Gemm) continue;
-    const codegen::kernel::Gemm& g = *step.kernelIR->gemm;
-    const bool readable = !g.conv && step.kernelIR->inputs[static_cast<size_t>(g.a)].type.dtype == ir::DType::F32;
-    for (size_t i = 0; i < step.inputs.size(); ++i) {
-      const codegen::SlotPlan& slot = plan.slots[static_cast<size_t>(step.inputs[i])];
-      const ir::Attribute* value = slot.constantNode ? slot.constantNode->attrs.find("value") : nullptr;
-      if (!value || value->kind != ir::Attribute::Kind::Dense) continue;
-      if (!readable || static_cast<int>(i) != g.b || slot.type.rank() != 2) refused.insert(value->dense.get());
-    }
-  }
-}
-
 /// The f32 constants of `plan` that may be stored in an MX format — every
-/// slot holding one allows it (codegen::cpu::constantUses: GEMM weights and
-/// gathered tables of kMinGatheredMxValues or more), and for cuda its GEMM
-/// template can read it (no gathers) — and whether each is a matmul's B,
-/// stored transposed.
-std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& plan, codegen::Device device) {
+/// slot holding one allows it (codegen::constantUses over the backend's
+/// readers, Backend::readsMxInput; a gathered table only from
+/// kMinGatheredMxValues values) — and whether each is a matmul's B, stored
+/// transposed.
+std::map<const ir::DenseElements*, bool> mxWeights(const codegen::RegionPlan& plan, const codegen::Backend& backend) {
   std::map<const ir::DenseElements*, bool> chosen;
   std::set<const ir::DenseElements*> refused;
-  for (const auto& [slot, use] : codegen::cpu::constantUses(plan)) {
+  const codegen::MxReader reads = [&](const codegen::kernel::Kernel& k, int input) {
+    return backend.readsMxInput(k, input);
+  };
+  for (const auto& [slot, use] : codegen::constantUses(plan, reads)) {
     const ir::Attribute* value = slot->constantNode ? slot->constantNode->attrs.find("value") : nullptr;
     if (!value || value->kind != ir::Attribute::Kind::Dense) continue;
     const ir::DenseElements* d = value->dense.get();
     auto [it, added] = chosen.emplace(d, use.transposed);
     if (!use.mxAllowed() || d->dtype != ir::DType::F32 || it->second != use.transposed) refused.insert(d);
-    if (device == codegen::Device::Cuda && use.gathered) refused.insert(d);  // the cuda gathers read f32
     // A gathered table's rounding reaches the activations element by element
     // (a GEMM's averages out over its dot products): only a large table pays.
     if (use.gathered && d->numel() < kMinGatheredMxValues) refused.insert(d);
   }
-  if (device == codegen::Device::Cuda) collectCudaRefused(plan, refused);
   for (const ir::DenseElements* d : refused) chosen.erase(d);
   return chosen;
 }
@@ -100,7 +81,7 @@ void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend, 
   WeightsWriter weights;
   int64_t quantized = 0;
   if (const std::optional<ir::MxFormat> format = storage) {
-    std::map<const ir::DenseElements*, bool> chosen = mxWeights(*stepPlan, backend.device());
+    std::map<const ir::DenseElements*, bool> chosen = mxWeights(*stepPlan, backend);
     for (const auto& [d, transposed] : chosen) quantized += d->numel();
     weights.quantize(std::move(chosen), *format);
     manifest["weights"] = {{"format", ir::mxFormatInfo(*format).name}, {"quantized_values", quantized}};

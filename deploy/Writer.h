@@ -26,9 +26,10 @@ std::optional<ir::MxFormat> weightStorage(const std::string& weights);
 /// Writes the package of `fused` for `backend`'s device, its code made by
 /// backend.exportCode. `weights`: "f32" (every constant as it is), or
 /// "f16", "bf16" or an MX format name (ir::parseMxFormat): then every f32
-/// weight that only GEMMs read as their weight (codegen::cpu::constantUses:
-/// linear weights, matmul B matrices, and on cpu convolution filters) is
-/// stored in that format, the rest as they are. Throws ir::Error for a
+/// constant whose every reader the backend's kernels can read so
+/// (Backend::readsMxInput: linear weights and matmul B matrices; on cpu also
+/// convolution filters and large gathered tables) is stored in that format,
+/// the rest as they are. Throws ir::Error for a
 /// format it does not know, ir::LocatedError at a kernel the backend
 /// cannot compile.
 void writeGraphPackage(const ir::Graph& fused, const codegen::Backend& backend, const codegen::CompileOptions& options,

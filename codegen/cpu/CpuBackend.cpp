@@ -39,6 +39,7 @@ class CpuBackend final : public Backend {
   Device device() const override { return Device::Cpu; }
   std::vector<std::string_view> emitKinds() const override { return {"llvm", "asm"}; }
   kernel::LowerOptions lowerOptions() const override { return cpuLowerOptions(); }
+  bool readsMxInput(const kernel::Kernel& k, int input) const override { return cpu::readsMxInput(k, input); }
 
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& g, const CompileOptions&,
                                                CompileReport& report) const override {

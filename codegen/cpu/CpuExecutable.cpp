@@ -106,7 +106,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       return &slot.constant;
     };
     Prepacked p;
-    if (const int w = mxWeightOperand(s); w >= 0)
+    if (const int w = mxWeightInput(*s.kernelIR); w >= 0)
       if (const auto& mx = plan.slots[static_cast<size_t>(s.inputs[static_cast<size_t>(w)])].mx)
         p.mx = g.conv ? runtime::cpu::packMxFilters(*mx) : runtime::cpu::packMxWeightsB(*mx);
     if (g.conv && g.conv->transposed) {  // the filters [channels, outChannels, kernel...]
@@ -136,9 +136,9 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
 
 }  // namespace
 
-int mxWeightOperand(const StepPlan& s) {
-  if (s.kind != StepPlan::Kind::Gemm) return -1;
-  const codegen::kernel::Gemm& g = *s.kernelIR->gemm;
+int mxWeightInput(const codegen::kernel::Kernel& k) {
+  if (!k.gemm) return -1;
+  const codegen::kernel::Gemm& g = *k.gemm;
   if (g.conv) return g.conv->transposed || g.conv->depthwise ? -1 : g.a;
   return g.b;
 }
@@ -188,59 +188,14 @@ bool gathersRows(const codegen::kernel::Kernel& k, int input) {
   return loaded && onlyRows;
 }
 
-namespace {
-
-void collectConstantUses(const RegionPlan& plan, std::unordered_map<const SlotPlan*, ConstantUse>& uses) {
-  for (const SlotPlan& slot : plan.slots)
-    if (slot.where == SlotPlan::Where::Constant) uses.emplace(&slot, ConstantUse{});
-  for (const StepPlan& s : plan.steps) {
-    for (const auto& branch : s.branches)
-      if (branch) collectConstantUses(*branch, uses);
-    const int weight = mxWeightOperand(s);
-    const bool transposed = weight >= 0 && !s.kernelIR->gemm->conv && !s.kernelIR->gemm->transposeB;
-    for (size_t k = 0; k < s.inputs.size(); ++k) {
-      const SlotPlan& slot = plan.slots[static_cast<size_t>(s.inputs[k])];
-      auto it = uses.find(&slot);
-      if (it == uses.end()) continue;
-      ConstantUse& use = it->second;
-      const bool gather = s.kind == StepPlan::Kind::Kernel && gathersRows(*s.kernelIR, static_cast<int>(k));
-      const bool fits =
-          gather || (static_cast<int>(k) == weight && slot.type.rank() >= 2 && (!transposed || slot.type.rank() == 2));
-      if (!fits || (use.read && use.transposed != transposed)) use.onlyMxReaders = false;
-      use.read = true;
-      use.transposed = transposed;
-      use.gathered = use.gathered || gather;
-    }
-  }
-}
-
-}  // namespace
-
-std::unordered_map<const SlotPlan*, ConstantUse> constantUses(const RegionPlan& plan) {
-  std::unordered_map<const SlotPlan*, ConstantUse> uses;
-  collectConstantUses(plan, uses);
-  return uses;
+bool readsMxInput(const codegen::kernel::Kernel& k, int input) {
+  if (!k.gemm) return gathersRows(k, input);
+  const int64_t rank = k.inputs[static_cast<size_t>(input)].type.rank();
+  const bool matmulB = !k.gemm->conv && !k.gemm->transposeB;  // stored transposed: a matrix
+  return input == mxWeightInput(k) && rank >= 2 && (!matmulB || rank == 2);
 }
 
 namespace {
-
-/// Throws ir::Error unless every MX weight of `plan` (cond branches
-/// included) is read only where constantUses allows one, with the weight's
-/// rows and columns: a GEMM as its weight, or a kernel gathering its rows
-/// (whose kernel IR marks the input, so the kernel decodes it).
-void checkMxUses(const RegionPlan& plan) {
-  for (const auto& [slot, use] : constantUses(plan)) {
-    if (!slot->mx) continue;
-    // A linear's weight [n, k] and filters [m, k...] are stored as they
-    // are, a matmul's B [k, n] transposed (blocks run along k).
-    const ir::TensorType& t = slot->type;
-    const ir::MxWeights& mx = *slot->mx;
-    const bool shaped = t.isStatic() && t.shape[0].size == (mx.transposed ? mx.cols : mx.rows) &&
-                        t.staticNumElements() == mx.rows * mx.cols;
-    if (!use.mxAllowed() || use.transposed != mx.transposed || !shaped)
-      throw ir::Error(fmt::format("an MX weight ({}) is read by a step that cannot read it", ir::toString(t)));
-  }
-}
 
 struct AlignedFree {
   void operator()(std::byte* p) const { std::free(p); }
@@ -522,7 +477,7 @@ class CpuExecutable final : public runtime::Executable {
   CpuExecutable(const ir::Graph& g, std::vector<std::shared_ptr<const CompiledKernel>> kernels,
                 std::unique_ptr<RegionPlan> plan)
       : graph_(g), kernels_(std::move(kernels)), plan_(std::move(plan)), pool_(runtime::ThreadPool::global()) {
-    checkMxUses(*plan_);
+    codegen::checkMxUses(*plan_, readsMxInput);
     prepack(*plan_, prepacked_);
     collectMxBuffers(*plan_, mxBuffers_);
     emptyParams_.resize(graph_.body.params().size());

@@ -27,11 +27,11 @@ inline kernel::LowerOptions cpuLowerOptions() {
   return {.convolutionsAsGemm = true, .unrollSmallWindows = true, .mergeShortInnerDims = true};
 }
 
-/// Which input of a GEMM step may be a weight held in an MX format (ir/Mx.h,
+/// Which input of a GEMM kernel may be a weight held in an MX format (ir/Mx.h,
 /// blocked along the reduction dim): a linear's weight [n, k], a matmul's
 /// B [k, n] (stored transposed) or a convolution's filters [m, k, ...]; -1
-/// for any other step.
-int mxWeightOperand(const codegen::StepPlan& s);
+/// for any other kernel.
+int mxWeightInput(const codegen::kernel::Kernel& k);
 
 /// Whether kernel `k` reads input `input` only by gathering rows of it (an
 /// embedding table): a matrix whose every load's first index is an
@@ -39,21 +39,11 @@ int mxWeightOperand(const codegen::StepPlan& s);
 /// a few rows of a large table.
 bool gathersRows(const codegen::kernel::Kernel& k, int input);
 
-/// How a constant slot of a plan is read by the steps of its region: an MX
-/// weight may live there when every reader is a GEMM reading it as its
-/// weight (mxWeightOperand) or a non-GEMM kernel gathering its rows
-/// (gathersRows), all one way — as a matmul's B [k, n], which must be a
-/// matrix and is stored transposed, or not. `gathered`: some reader is a
-/// gather (its kernel, not the GEMM, decodes it).
-struct ConstantUse {
-  bool read = false;
-  bool onlyMxReaders = true;
-  bool transposed = false;
-  bool gathered = false;
-  bool mxAllowed() const { return read && onlyMxReaders; }
-};
-/// Every constant slot of `plan` and of its cond branches' plans.
-std::unordered_map<const codegen::SlotPlan*, ConstantUse> constantUses(const codegen::RegionPlan& plan);
+/// The cpu backend's MX readers (codegen::MxReader): a GEMM's weight
+/// (mxWeightInput; a matmul's B a matrix), which the runtime's GEMM packs
+/// from the MX bytes, or a table a kernel gathers rows of, which the
+/// kernel decodes as it loads.
+bool readsMxInput(const codegen::kernel::Kernel& k, int input);
 
 /// The Executable over kernels compiled already, one per fused op of `g`
 /// in `lowered` order (the JIT's, or an exported package's shared object).

@@ -22,6 +22,7 @@ class CudaBackend final : public Backend {
  public:
   Device device() const override { return Device::Cuda; }
   std::vector<std::string_view> emitKinds() const override { return {"cuda", "ptx"}; }
+  bool readsMxInput(const kernel::Kernel& k, int input) const override { return cuda::readsMxInput(k, input); }
 
   std::string unavailableReason() const override {
     const std::string reason = noDeviceReason();

@@ -40,19 +40,24 @@ Strategy chooseStrategy(const Kernel& k) {
   return Strategy::Pointwise;
 }
 
+bool readsMxInput(const Kernel& k, int input) {
+  if (!k.gemm || k.gemm->conv || chooseStrategy(k) != Strategy::GemmSimt || input != k.gemm->b) return false;
+  const ir::TensorType& b = k.inputs[static_cast<size_t>(input)].type;
+  return b.isStatic() && b.rank() == 2;
+}
+
 namespace {
 
-/// Throws unless every MX input of `k` is what the GemmSimt template reads:
-/// an f32 GEMM's B without a convolution, the stored rows being N rows of
-/// K (a linear's [N, K] as it is, a matmul's [K, N] transposed).
-void checkMxInputs(const Kernel& k, Strategy strategy) {
+/// Throws unless every MX input of `k` is one readsMxInput allows, stored
+/// as N rows of K (a linear's [N, K] as it is, a matmul's [K, N]
+/// transposed).
+void checkMxInputs(const Kernel& k) {
   for (size_t i = 0; i < k.inputs.size(); ++i) {
     const std::optional<MxLayout>& mx = k.inputs[i].mx;
     if (!mx) continue;
     const bool fits = [&] {
-      if (!k.gemm || k.gemm->conv || strategy != Strategy::GemmSimt || static_cast<int>(i) != k.gemm->b) return false;
+      if (!readsMxInput(k, static_cast<int>(i)) || mx->transposed == k.gemm->transposeB) return false;
       const ir::TensorType& b = k.inputs[i].type;
-      if (!b.isStatic() || b.rank() != 2 || mx->transposed == k.gemm->transposeB) return false;
       const int64_t n = k.gemm->transposeB ? b.shape[0].size : b.shape[1].size;
       const int64_t kk = k.gemm->transposeB ? b.shape[1].size : b.shape[0].size;
       return mx->rows == n && mx->cols == kk;
@@ -97,7 +102,7 @@ CudaModule emitModule(const std::vector<const Kernel*>& kernels, const EmitOptio
     CudaKernel info;
     info.name = k->name;
     info.strategy = chooseStrategy(*k);
-    checkMxInputs(*k, info.strategy);
+    checkMxInputs(*k);
     if (info.strategy == Strategy::WarpPerRow) info.rowsPerBlock = info.blockThreads / 32;
     if (info.strategy == Strategy::GemmSimt || info.strategy == Strategy::GemmTensorCore) info.tileM = info.tileN = 128;
     m.source += "\n" + KernelWriter(*k, info).run();

@@ -91,6 +91,11 @@ struct EmitOptions {
 /// template loads its B tile into shared memory (codegen/MxOperands.h).
 CudaModule emitModule(const std::vector<const codegen::kernel::Kernel*>& kernels, const EmitOptions& options = {});
 
+/// Whether kernel `k` can read input `input` held in an MX format
+/// (codegen::MxReader): the B of an f32 GEMM (the GemmSimt template)
+/// without a convolution, a static matrix.
+bool readsMxInput(const codegen::kernel::Kernel& k, int input);
+
 /// Which strategy a kernel gets (exposed for tests).
 Strategy chooseStrategy(const codegen::kernel::Kernel& k);
 

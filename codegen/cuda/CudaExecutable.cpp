@@ -205,22 +205,6 @@ class CudaExecutable final : public runtime::Executable {
   cudaGraphExec_t exec_ = nullptr, stepsExec_ = nullptr;
 };
 
-/// Throws unless every step that reads an MX weight (cond branches
-/// included) is the GEMM kernel whose B it is: nothing else can read the
-/// packed bytes (emitModule checked the kernels themselves).
-void checkMxReads(const RegionPlan& plan) {
-  for (const StepPlan& step : plan.steps) {
-    for (const auto& b : step.branches)
-      if (b) checkMxReads(*b);
-    for (size_t i = 0; i < step.inputs.size(); ++i) {
-      const SlotPlan& slot = plan.slots[static_cast<size_t>(step.inputs[i])];
-      if (slot.mx && !(step.kind == StepPlan::Kind::Gemm && static_cast<int>(i) == step.kernelIR->gemm->b))
-        throw ir::Error(
-            fmt::format("an MX weight ({}) is read by a step that cannot read it", ir::toString(slot.type)));
-    }
-  }
-}
-
 /// Uploads the plan's constants (cond branches included) once; an MX
 /// weight stays in its format (the GEMM dequantises it as it loads).
 void uploadConstants(const RegionPlan& plan, Module& m) {
@@ -267,7 +251,7 @@ CudaModule emitGraph(const ir::Graph& g) { return emitLowered(g, codegen::lowerK
 std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const codegen::LoweredKernels& lowered,
                                                     CudaModule source, std::string_view image, MatmulImpl matmul) {
   auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
-  checkMxReads(*plan);  // before the device: a package's damage is reported as such
+  codegen::checkMxUses(*plan, readsMxInput);  // before the device: a package's damage is reported as such
   const DeviceInfo& dev = device();
   auto m = std::make_unique<Module>();
   m->source = std::move(source);
