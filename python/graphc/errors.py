@@ -59,3 +59,15 @@ class CompileError(Error):
 
 class Cancelled(Error):
     """A run stopped through its cancel flag."""
+
+
+class CheckError(Error):
+    """A result of graphc's that differs from eager PyTorch's beyond the
+    dtype's tolerance, found by the torch.compile backend's check mode:
+    `partition` names the partition, `folder` holds its graph, inputs and
+    both results."""
+
+    def __init__(self, message: str, partition: str = "", folder: str = ""):
+        super().__init__(message)
+        self.partition = partition
+        self.folder = folder

@@ -185,6 +185,16 @@ def to_copy(b: Builder, node: torch.fx.Node) -> str:
     return b.cast(node.args[0], out(node).dtype)
 
 
+@handles(torch.ops.prims.copy_strided.default)
+def copy_strided(b: Builder, node: torch.fx.Node) -> str:
+    return b.value(node.args[0])  # a copy with other strides: graphc's values have none
+
+
+@handles(torch.ops.prims.convert_element_type.default)
+def convert_element_type(b: Builder, node: torch.fx.Node) -> str:
+    return b.cast(node.args[0], out(node).dtype)
+
+
 @handles(aten.copy.default)
 def copy(b: Builder, node: torch.fx.Node) -> str:
     """The functional form of ``dst.copy_(src)`` (what an in-place
@@ -420,10 +430,15 @@ def slice_(b: Builder, node: torch.fx.Node) -> str:
     x = node.args[0]
     dim = norm_dim(arg(node, 1, "dim", 0), rank(x))
     start, end, step = arg(node, 2, "start", 0) or 0, arg(node, 3, "end"), arg(node, 4, "step", 1)
-    for v in (start, end, step):
-        if v is not None and not isinstance(v, int):
-            raise Unsupported("a slice with symbolic bounds")
-    return slice_of(b, x, dim, start, end, step, out(node).shape[dim])
+    taken = out(node).shape[dim]
+    if isinstance(start, int) and isinstance(step, int) and (end is None or isinstance(end, int)):
+        return slice_of(b, x, dim, start, end, step, taken)
+    if isinstance(start, int) and start >= 0 and isinstance(step, int) and step > 0:
+        # A symbolic end (position ids [:, :s1]): the rows by index, as many
+        # as the result's size, which torch computed (and guarded) exactly.
+        rows = b.emit("iota", [], {"dim": 0, "start": start, "step": step}, type=f"i64[{dim_text(taken)}]")
+        return b.emit("index_select", [b.value(x), rows], {"dim": dim})
+    raise Unsupported("a slice with a symbolic start or step")
 
 
 @handles(aten.select.int)
@@ -470,42 +485,6 @@ def cat(b: Builder, node: torch.fx.Node) -> str:
 def embedding(b: Builder, node: torch.fx.Node) -> str:
     weight, indices = node.args[0], node.args[1]
     return b.emit("index_select", [b.value(weight), b.value(indices)], {"dim": 0})
-
-
-@handles(aten.index.Tensor)
-def index(b: Builder, node: torch.fx.Node) -> str:
-    """``x[..., i, j, ...]``: one index tensor is an index_select; several
-    are broadcast, stacked and read by a gather_nd over the indexed dims
-    moved to the front, the result's dims then put where torch puts them
-    (in place of the indexed dims when those are adjacent, else first)."""
-    x, indices = node.args
-    present = [(d, i) for d, i in enumerate(indices) if i is not None]
-    if any(val(i).dtype == torch.bool for _, i in present):
-        raise Unsupported("indexing by a mask")
-    if len(present) == 1:
-        d, i = present[0]
-        return b.emit("index_select", [b.value(x), b.value(i)], {"dim": d})
-    r = rank(x)
-    dims = [d for d, _ in present]
-    broadcast = torch.broadcast_shapes(*[val(i).shape for _, i in present])
-    shape = [Dim(dim_text(s)) for s in broadcast] + [Dim("1")]
-    stacked = []
-    for _, i in present:
-        v = b.cast(i, torch.int64)
-        v = b.emit("reshape", [v], {"shape": [Dim(dim_text(s)) for s in val(i).shape] + [Dim("1")]})
-        stacked.append(b.emit("expand", [v], {"shape": shape}))
-    coordinates = b.emit("concat", stacked, {"dim": -1})
-    rest = [d for d in range(r) if d not in dims]
-    front = dims + rest
-    moved = b.value(x) if front == list(range(r)) else b.emit("permute", [b.value(x)], {"dims": front})
-    gathered = b.emit("gather_nd", [moved, coordinates])
-    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
-    if not adjacent or dims[0] == 0:
-        return gathered
-    nb = len(broadcast)  # result: broadcast dims, then `rest`; torch wants rest[:d] first
-    before = dims[0]
-    order = [nb + k for k in range(before)] + list(range(nb)) + [nb + k for k in range(before, len(rest))]
-    return b.emit("permute", [gathered], {"dims": order})
 
 
 @handles(aten.as_strided.default, aten.as_strided_.default)
@@ -612,4 +591,6 @@ def translate_cond(b: Builder, node: torch.fx.Node) -> tuple:
 
 
 HANDLERS[torch.ops.higher_order.cond] = translate_cond
-_ = type_text
+
+# The rest of the table: indexing writes, padding, reordering views.
+from graphc.dynamo import aten_indexing  # noqa: E402,F401  (registers its handlers)

@@ -1,8 +1,9 @@
 """The ``graphc`` torch.compile backend, laid out as OpenVINO's
 (``openvino.frontend.pytorch.torchdynamo.backend``): Dynamo hands over an
-FX graph of torch calls; make_fx lowers it to core ATen with graphc's
-decomposition table (on Dynamo's fake tensors and symbolic sizes); the
-partitioner splits it into what graphc runs and what stays in PyTorch;
+FX graph of torch calls; AOTAutograd lowers it to one functional graph of
+core ATen ops with graphc's decomposition table (on Dynamo's fake tensors
+and symbolic sizes); the partitioner splits it into what graphc runs and
+what stays in PyTorch;
 each graphc partition is translated to a ``.graph`` and compiled by the
 C++ library; the rewritten graph is what torch calls from then on.
 
@@ -21,6 +22,11 @@ Options:
                partition's dump also holds the FX graph Dynamo handed over
                (fx_graph.py), the ATen graph (aten_graph.py) and the
                partition (fx_partition.py).
+    check      False (default; True when $GRAPHC_CHECK is set and not 0):
+               every partition also runs in eager PyTorch on each call and
+               a difference beyond the dtype's tolerance raises
+               ``graphc.CheckError`` naming the partition and a folder
+               holding its graph and inputs (partition.PartitionProgram).
 
 Inference only for now: a graph that needs gradients (grad mode on and an
 input requiring grad) runs in eager PyTorch, with one line saying so.
@@ -28,16 +34,16 @@ input requiring grad) runs in eager PyTorch, with one line saying so.
 
 from __future__ import annotations
 
-import copy
 import itertools
-import operator
 import time
-from typing import Any, Dict, List, Optional
+import os
+from typing import Any, Callable, Dict, List, Optional
 
 import torch
 import torch.fx
 from torch._dynamo.source import is_from_unspecialized_param_buffer_source
-from torch.fx.experimental.proxy_tensor import make_fx
+from torch._functorch.aot_autograd import aot_module_simplified
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from graphc.dynamo import logs
 from graphc.dynamo.decompositions import decomposition_table
@@ -61,123 +67,107 @@ def _weights(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> List[bool]:
     return flags
 
 
-def lower_to_aten(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """Dynamo's graph as a graph of core ATen ops: traced by make_fx with
-    graphc's decomposition table, on the fake tensors Dynamo recorded
-    (their symbolic sizes and shape environment), then with its in-place
-    ops made functional where that is safe (``out_of_place``).
+def functionalize_and_compile(gm: torch.fx.GraphModule, example_inputs: List[Any], weights: List[bool],
+                              compile_graph: Callable[[torch.fx.GraphModule, Dict[str, torch.Tensor]], Any],
+                              record: logs.CompileRecord) -> Any:
+    """Dynamo's graph as one functional graph of core ATen ops, compiled by
+    `compile_graph(aten_gm, frozen)`; returns what Dynamo calls.
 
-    (AOTAutograd does this too, but traces twice to collect the metadata a
-    joint forward/backward graph needs: 3-4x the time on ResNet-18, for
-    nothing in inference. torch.func.functionalize would make every
-    in-place op functional, but its C++ layer reads sizes as integers,
-    which pins Dynamo's symbolic sizes to the first call's.)"""
-    fakes = [n.meta["example_value"] for n in gm.graph.nodes if n.op == "placeholder"]
-    aten_gm = make_fx(gm, decomposition_table=decomposition_table(), tracing_mode="symbolic")(*fakes)
-    out_of_place(aten_gm.graph)
-    aten_gm.graph.eliminate_dead_code()  # the statistics outputs of inference batch norms
-    aten_gm.recompile()
-    return aten_gm
+    AOTAutograd traces `gm` with graphc's decomposition table on Dynamo's
+    fake tensors and symbolic sizes, and functionalises it as a whole
+    before anything is partitioned: an in-place op becomes its functional
+    form, a write through a view a ``slice_scatter`` (or its kin) into the
+    view's base, and a mutated graph input a value the graph returns, which
+    AOTAutograd's runtime wrapper copies back into the caller's tensor
+    after the call. So nothing left to PyTorch between graphc partitions
+    can observe or reorder a mutation. Outputs that eager returns as views
+    of inputs are regenerated from those inputs by the same wrapper.
+
+    When torch's own metadata of the trace says the wrapper has nothing to
+    do (no input mutated, no output aliasing an input or an intermediate,
+    no module state passed first), the compiled function is returned
+    without it: the wrapper costs some 20 µs a call. Mutated inputs are
+    never frozen as constants."""
+    start = time.perf_counter()
+    built: Dict[str, Any] = {}
+
+    def inference_compiler(aten_gm: torch.fx.GraphModule, _fakes: Any) -> Any:
+        record.stages["lower to ATen"] = time.perf_counter() - start
+        metadata = torch._guards.TracingContext.get().fw_metadata
+        placeholders = [n for n in aten_gm.graph.nodes if n.op == "placeholder"]
+        # AOTAutograd passes a GraphModule's own parameters and buffers
+        # first (Dynamo lifts a model's to inputs, so there are seldom any).
+        lifted = len(placeholders) - len(example_inputs)
+        frozen = {}
+        for i, node in enumerate(placeholders[lifted:]):
+            info = metadata.input_info[lifted + i]
+            if weights[i] and not (info.mutates_data or info.mutates_metadata or info.mutates_storage_metadata):
+                frozen[node.name] = example_inputs[i]
+        # AOTAutograd calls this under its fake mode; graphc compiles with
+        # the real weights.
+        with unset_fake_temporarily():
+            compiled = compile_graph(aten_gm, frozen)
+        built.update(compiled=compiled, plain=lifted == 0 and wrapper_does_nothing(metadata))
+        return compiled
+
+    wrapped = aot_module_simplified(gm, example_inputs, fw_compiler=inference_compiler,
+                                    inference_compiler=inference_compiler, decompositions=decomposition_table(),
+                                    keep_inference_input_mutations=False)
+    return built["compiled"] if built["plain"] else wrapped
 
 
-def out_of_place(graph: torch.fx.Graph) -> None:
-    """``relu_(x)`` becomes ``relu(x)`` where nothing can see the difference:
-    x is an intermediate (not a graph input, not a view of another tensor)
-    that no node after it reads. Other in-place ops stay as they are, and
-    so stay in PyTorch."""
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    for node in graph.nodes:
-        target = node.target
-        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
-            continue
-        name = target._schema.name.split("::")[-1]
-        if not name.endswith("_") or name.endswith("__") or not node.args:
-            continue
-        mutated = node.args[0]
-        if not isinstance(mutated, torch.fx.Node) or mutated.op == "placeholder" or is_view(mutated):
-            continue
-        if any(order[u] > order[node] for u in mutated.users if u is not node):
-            continue
-        functional = getattr(getattr(torch.ops.aten, name[:-1], None), target._overloadname, None)
-        if functional is not None:
-            node.target = functional
+def wrapper_does_nothing(metadata: Any) -> bool:
+    """Whether AOTAutograd's runtime wrapper around a graph of this metadata
+    only calls it: no input mutated, every output a fresh tensor of the
+    graph's own, no intermediate bases, effect tokens or tensor subclasses."""
+    from torch._functorch._aot_autograd.schemas import OutputType, PlainTensorMeta
 
-
-def is_view(node: torch.fx.Node) -> bool:
-    """Whether `node`'s result may alias another tensor (a view op's, or one
-    FX cannot tell)."""
-    if node.op == "call_function" and node.target is operator.getitem:  # one output of a multi-output op
-        return is_view(node.args[0])
-    if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
-        return True
-    return any(r.alias_info is not None for r in node.target._schema.returns)
+    return (not any(i.mutates_data or i.mutates_metadata or i.mutates_storage_metadata for i in metadata.input_info)
+            and all(o.output_type == OutputType.non_alias and issubclass(o.raw_type, torch.Tensor)
+                    for o in metadata.output_info)
+            and metadata.num_intermediate_bases == 0 and not metadata.tokens
+            and all(isinstance(m, PlainTensorMeta) for m in metadata.subclass_inp_meta if not isinstance(m, int))
+            and all(isinstance(m, PlainTensorMeta) for m in metadata.subclass_fw_graph_out_meta
+                    if not isinstance(m, int)))
 
 
 def graphc_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: Optional[Dict[str, Any]] = None,
                    **_: Any) -> Any:
-    opts = dict(DEFAULT_OPTIONS)
-    unknown = set(options or {}) - set(DEFAULT_OPTIONS)
+    opts = dict(DEFAULT_OPTIONS, check=os.environ.get("GRAPHC_CHECK", "") not in ("", "0"))
+    unknown = set(options or {}) - set(opts)
     if unknown:
-        raise ValueError(f"graphc backend: unknown option(s) {sorted(unknown)}; it has {sorted(DEFAULT_OPTIONS)}")
+        raise ValueError(f"graphc backend: unknown option(s) {sorted(unknown)}; it has {sorted(opts)}")
     opts.update(options or {})
     record = logs.CompileRecord(name=f"g{next(_counter)}")
-    logs.RECORDS.append(record)
     start = time.perf_counter()
 
     if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
         record.fallback = "training"
+        logs.RECORDS.append(record)
         logs.warn(f"{record.name}: a training graph (grad mode on, inputs that require grad) runs in eager "
                   "PyTorch: graphc does not differentiate yet; use torch.no_grad() or eval for inference")
         return gm.forward
 
-    scalars, traced = specialize_scalars(gm, example_inputs)
-    aten_gm = lower_to_aten(traced)
-    record.stages["lower to ATen"] = time.perf_counter() - start
-    # make_fx keeps Dynamo's inputs, in order: the weights among them are
+    # Dynamo lifts a module's parameters and buffers to inputs: those are
     # frozen as constants (unless the options say not to).
     weights = _weights(gm, example_inputs) if opts["freezing"] else [False] * len(example_inputs)
-    placeholders = [n for n in aten_gm.graph.nodes if n.op == "placeholder"]
-    frozen = {node.name: value for node, is_weight, value in zip(placeholders, weights, example_inputs) if is_weight}
-    dumps = {"fx_graph.py": gm.code, "aten_graph.py": aten_gm.code}
-    fused = partition_and_compile(aten_gm, frozen, opts["device"], str(opts["dump_dir"] or ""), record, dumps)
+
+    def compile_graph(aten_gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tensor]) -> Any:
+        aten_gm.graph.eliminate_dead_code()  # e.g. the statistics outputs of inference batch norms
+        aten_gm.recompile()
+        dumps = {"fx_graph.py": gm.code, "aten_graph.py": aten_gm.code}
+        fused = partition_and_compile(aten_gm, frozen, opts["device"], str(opts["dump_dir"] or ""), record, dumps,
+                                      checked=bool(opts["check"]))
+        return direct_call(fused) or fused.forward
+
+    # With dynamic shapes Dynamo lifts a module's float attributes (a
+    # LayerNorm's eps) to 0-dim tensor inputs read by .item(); AOTAutograd
+    # then asks Dynamo to trace again with them specialised (raising
+    # TensorifyScalarRestartAnalysis through here), so their values are
+    # constants Dynamo guards on.
+    compiled = functionalize_and_compile(gm, example_inputs, weights, compile_graph, record)
     record.seconds = time.perf_counter() - start
+    logs.RECORDS.append(record)
     logs.log("backend", f"{record.name}: {record.partitions} graphc partition(s), {len(record.eager_ops)} op(s) "
                         f"in PyTorch, {record.cache_hits} cache hit(s), {record.seconds:.3f} s")
-    compiled = direct_call(fused) or fused.forward
-    if not scalars:
-        return compiled
-
-    def checked(*args: Any) -> Any:
-        if all(args[i].item() == value for i, value in scalars):
-            return compiled(*args)
-        logs.log("recompiles", f"{record.name}: a scalar input changed: this call runs in eager PyTorch")
-        return gm.forward(*args)
-
-    return checked
-
-
-def specialize_scalars(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> Any:
-    """With dynamic shapes Dynamo lifts a module's float attributes (an
-    embedding's norm_type, a dropout's p) to 0-dim tensor inputs read by
-    ``.item()``, a data-dependent value make_fx cannot trace. Each such
-    input becomes its value (a copy of the graph is rewritten; `gm` stays
-    as it was) and the compiled function checks the values on each call,
-    running `gm` eagerly when one differs. Returns ((input index, value),
-    ...) and the graph to lower."""
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    found = []
-    for i, (node, example) in enumerate(zip(placeholders, example_inputs)):
-        if (isinstance(example, torch.Tensor) and not isinstance(example, torch.nn.Parameter) and example.dim() == 0
-                and node.users and all(u.op == "call_method" and u.target == "item" for u in node.users)):
-            found.append((i, example.item()))
-    if not found:
-        return (), gm
-    graph = copy.deepcopy(gm.graph)
-    copies = [n for n in graph.nodes if n.op == "placeholder"]
-    for i, value in found:
-        for item in list(copies[i].users):
-            for user in list(item.users):
-                user.args = torch.fx.node.map_arg(user.args, lambda a, item=item: value if a is item else a)
-                user.kwargs = torch.fx.node.map_arg(user.kwargs, lambda a, item=item: value if a is item else a)
-            graph.erase_node(item)
-    return tuple(found), torch.fx.GraphModule(gm, graph)
+    return compiled

@@ -15,7 +15,7 @@ import operator
 import os
 import time
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 import torch
 import torch.fx
@@ -23,9 +23,9 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import graphc
-from graphc.dynamo import logs
+from graphc.dynamo import check, logs
 from graphc.dynamo.aten_ops import HANDLERS
-from graphc.dynamo.translate import Builder, Translation, Unsupported, output_nodes, translate, val
+from graphc.dynamo.translate import Builder, Translation, Unsupported, dtype_name, output_nodes, translate, val
 
 aten = torch.ops.aten
 
@@ -38,10 +38,53 @@ SHAPE_OPS = {
 }
 
 
+def is_view(node: torch.fx.Node) -> bool:
+    """Whether `node` is a view op's result (ATen's schema says its result
+    aliases its input), or one result of such an op."""
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:
+        return isinstance(node.args[0], torch.fx.Node) and is_view(node.args[0])
+    return isinstance(node.target, torch._ops.OpOverload) and any(
+        r.alias_info is not None and not r.alias_info.is_write for r in node.target._schema.returns)
+
+
+def returned_views(graph: torch.fx.Graph) -> Set[torch.fx.Node]:
+    """Each view op whose result the graph returns runs in PyTorch, on the
+    tensor graphc computed for its base, so that outputs alias each other
+    and their inputs as they do in eager (`y` and `y.view(2, 2)`; `x[1:]`):
+    graphc's values are fresh buffers. A view op graphc's own ops also
+    read is copied for the output, so that the partition keeps it. Returns
+    the copies (the nodes to leave to PyTorch); the graph is changed."""
+    output = graph.output_node()
+    copies: Dict[torch.fx.Node, torch.fx.Node] = {}
+
+    def for_output(node: Any) -> Any:
+        if not (isinstance(node, torch.fx.Node) and is_view(node)):
+            return node
+        if node not in copies:
+            base = for_output(node.args[0])
+            with graph.inserting_before(output):
+                copies[node] = graph.node_copy(node, lambda a: base if a is node.args[0] else a)
+        return copies[node]
+
+    output.args = torch.fx.node.map_arg(output.args, for_output)
+    return set(copies.values())
+
+
 def why_unsupported(node: torch.fx.Node) -> Optional[str]:
     """None if graphc takes `node`, else why not."""
-    if node.op == "get_attr" and node.users and all(u.target is torch.ops.higher_order.cond for u in node.users):
-        return None  # a cond's branch: goes into the cond's partition with it
+    if node.op == "get_attr":
+        value = val(node)
+        if isinstance(value, torch.Tensor):  # a tensor constant of the graph
+            try:
+                dtype_name(value.dtype)
+            except Unsupported as e:
+                return str(e)
+            return None if value.device.type == "cpu" else f"a constant on {value.device}"
+        if node.users and all(u.target is torch.ops.higher_order.cond for u in node.users):
+            return None  # a cond's branch: goes into the cond's partition with it
+        return "a get_attr node"
     if node.op != "call_function":
         return f"a {node.op} node"
     if node.target is operator.getitem:
@@ -75,7 +118,7 @@ def translate_alone(node: torch.fx.Node) -> Any:
     try:
         for n in node.all_input_nodes:
             if n.op == "get_attr":
-                b.values[n] = n
+                b.get_attr(n)
             elif isinstance(val(n), torch.Tensor):
                 b.param(n)
         return None, HANDLERS[node.target](b, node)
@@ -86,11 +129,14 @@ def translate_alone(node: torch.fx.Node) -> Any:
 
 
 class GraphcSupport(OperatorSupportBase):
-    def __init__(self) -> None:
+    def __init__(self, views: Set[torch.fx.Node]) -> None:
         super().__init__()
         self.reasons: Dict[torch.fx.Node, str] = {}
+        self.views = views  # returned views, which PyTorch makes (returned_views)
 
     def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
+        if node in self.views:
+            return False
         reason = why_unsupported(node)
         if reason is not None:
             # Size arithmetic on SymInts (s0 * s1) is no tensor work: it
@@ -170,9 +216,11 @@ class PartitionProgram:
 
     def __init__(self, name: str, translation: Translation, weight_positions: List[int],
                  placeholders: List[torch.fx.Node], outputs: List[Any], args: Sequence[Any], device: str,
-                 dump_dir: str, record: logs.CompileRecord) -> None:
+                 dump_dir: str, record: logs.CompileRecord, reference: Optional[torch.fx.GraphModule]) -> None:
         self.name, self.text, self.params = name, translation.text, translation.params
+        self.reference = reference  # the partition's FX graph, run beside graphc in check mode
         self.carriers = translation.carriers
+        self.graph_constants = translation.constants  # the graph's own tensor constants, always bound
         self.device, self.dump_dir, self.record = device, dump_dir, record
         self.weight_positions = weight_positions
         self.pick_weights = picker(weight_positions)
@@ -189,7 +237,8 @@ class PartitionProgram:
 
     def _frozen(self, weights: List[torch.Tensor]) -> graphc.Executable:
         constants = {self.params[i]: w for i, w in zip(self.weight_positions, weights)}
-        return compile_partition(self.name, self.text, constants, self.device, self.dump_dir, self.record)
+        return compile_partition(self.name, self.text, {**self.graph_constants, **constants}, self.device,
+                                 self.dump_dir, self.record)
 
     def same_weights(self, args: Sequence[Any]) -> bool:
         weights = self.pick_weights(args)
@@ -206,8 +255,12 @@ class PartitionProgram:
 
     def run(self, args: Sequence[Any]) -> List[torch.Tensor]:
         if not self.weight_positions or self.same_weights(args):
-            return self.call(self.exe, self.inputs(args, self.read_runtime))
-        return self.run_other_weights(args)
+            outputs = self.call(self.exe, self.inputs(args, self.read_runtime))
+        else:
+            outputs = self.run_other_weights(args)
+        if self.reference is not None:
+            check.compare(self.name, self.reference, self.text, self.exe.dump_dir or None, args, outputs)
+        return outputs
 
     def run_other_weights(self, args: Sequence[Any]) -> List[torch.Tensor]:
         weights = self.pick_weights(args)
@@ -220,7 +273,8 @@ class PartitionProgram:
             return self.call(exe, self.inputs(args, self.read_runtime))
         if self.unfrozen is None:
             logs.log("recompiles", f"{self.name}: over {MAX_WEIGHT_SETS} weight sets: weights passed as inputs")
-            self.unfrozen = compile_partition(self.name, self.text, {}, self.device, self.dump_dir, self.record)
+            self.unfrozen = compile_partition(self.name, self.text, self.graph_constants, self.device, self.dump_dir,
+                                              self.record)
         return self.call(self.unfrozen, self.inputs(args, self.read_everything))
 
 
@@ -310,12 +364,14 @@ def compile_partition(name: str, text: str, constants: Dict[str, torch.Tensor], 
 
 
 def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tensor], device: str,
-                          dump_dir: str, record: logs.CompileRecord,
-                          dumps: Dict[str, str]) -> torch.fx.GraphModule:
+                          dump_dir: str, record: logs.CompileRecord, dumps: Dict[str, str],
+                          checked: bool = False) -> torch.fx.GraphModule:
     """`gm` with each supported partition replaced by a GraphcKernel;
-    `frozen` maps placeholders (by name) to the weights bound as constants."""
+    `frozen` maps placeholders (by name) to the weights bound as constants;
+    `checked`, whether each partition also runs in eager PyTorch on every
+    call to compare (check.py)."""
     start = time.perf_counter()
-    support = GraphcSupport()
+    support = GraphcSupport(returned_views(gm.graph))
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
     partitions = [p for p in partitioner.propose_partitions()
                   if any(n.target not in SHAPE_OPS for n in p.nodes)]
@@ -340,7 +396,7 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
                                 and outer.op == "placeholder" and outer.name in frozen]
             examples = [frozen[outer.name] if i in weight_positions else None for i, outer in enumerate(node.args)]
             program = PartitionProgram(name, translation, weight_positions, placeholders, output_nodes(sub)[0],
-                                       examples, device, dump_dir, record)
+                                       examples, device, dump_dir, record, sub if checked else None)
         except (Unsupported, graphc.Error) as e:
             record.failed_partitions.append(f"{name}: {e}")
             logs.log("graph_breaks", f"{name} runs in PyTorch: graphc could not compile it: {e}")

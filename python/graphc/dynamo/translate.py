@@ -115,7 +115,18 @@ Dim = Raw
 
 def val(node: Any) -> Any:
     """The fake value FX recorded for a node (a tensor, SymInt, tuple)."""
+    if isinstance(node, torch.fx.Node) and node.op == "get_attr" and "val" not in node.meta:
+        return attribute(node)
     return node.meta.get("val") if isinstance(node, torch.fx.Node) else node
+
+
+def attribute(node: torch.fx.Node) -> Any:
+    """What a get_attr node reads: a tensor constant of the graph (a
+    ``torch.tensor([0])`` in the model's code), or a cond's branch."""
+    value: Any = node.graph.owning_module
+    for part in str(node.target).split("."):
+        value = getattr(value, part)
+    return value
 
 
 @dataclass
@@ -133,11 +144,25 @@ class Builder:
         self.counter += 1
         return f"%v{self.counter}"
 
+    constants: Dict[str, torch.Tensor] = field(default_factory=dict)
+
     def param(self, node: torch.fx.Node) -> str:
         name = self.fresh()
         self.params.append(f"{name}: {type_text(val(node))}")
         self.values[node] = name
         return name
+
+    def get_attr(self, node: torch.fx.Node) -> None:
+        """A get_attr node: a tensor constant becomes a parameter bound to its
+        value when the graph is compiled; a cond's branch stays the node,
+        for the cond's handler."""
+        value = attribute(node)
+        if isinstance(value, torch.Tensor):
+            if value.device.type != "cpu":
+                raise Unsupported(f"a constant on {value.device}")
+            self.constants[self.param(node)[1:]] = value
+        else:
+            self.values[node] = node
 
     def emit(self, op: str, operands: Sequence[str], attrs: Optional[Dict[str, Any]] = None, type: str = "",
              results: int = 1) -> Any:
@@ -179,7 +204,7 @@ def translate_nodes(b: Builder, nodes: Sequence[torch.fx.Node], handlers: Dict[A
             if isinstance(val(node), torch.Tensor):
                 b.param(node)
         elif node.op == "get_attr":
-            b.values[node] = node  # a cond branch, read by the cond handler
+            b.get_attr(node)
         elif node.op == "call_function":
             if node.target is operator.getitem:
                 src = b.values.get(node.args[0])
@@ -206,11 +231,13 @@ class Translation:
     placeholder i became (None for a SymInt); `carriers`, the placeholders
     (SymInts) whose value no tensor's size holds, each passed at run time
     as a tensor of that size, the last parameters (graphc binds symbolic
-    sizes from its inputs' shapes)."""
+    sizes from its inputs' shapes); `constants`, the parameters the graph's
+    tensor constants became, with their values."""
 
     text: str
     params: List[Optional[str]]
     carriers: List[int]
+    constants: Dict[str, torch.Tensor]
 
 
 def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler]) -> Translation:
@@ -233,7 +260,7 @@ def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler])
     body = "\n".join(b.lines)
     text = (f"graph @{name}({', '.join(b.params)}) -> ({', '.join(result_types)}) {{\n"
             f"{body}\n  return {', '.join(outputs)}\n}}\n")
-    return Translation(text, params, carriers)
+    return Translation(text, params, carriers, b.constants)
 
 
 def output_nodes(gm: torch.fx.GraphModule) -> Tuple[List[Any], bool]:
