@@ -203,6 +203,23 @@ llvm::Value* Emitter::floatUnary(const Expr& e, llvm::Value* x) {
     case OpId::Floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
     case OpId::Ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
     case OpId::Round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);  // half to even, as torch.round
+    case OpId::Trunc: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x);
+    case OpId::Tan: return libm("tanf", "tan", {x});
+    case OpId::Asin: return libm("asinf", "asin", {x});
+    case OpId::Acos: return libm("acosf", "acos", {x});
+    case OpId::Atan: return libm("atanf", "atan", {x});
+    case OpId::Sinh: return libm("sinhf", "sinh", {x});
+    case OpId::Cosh: return libm("coshf", "cosh", {x});
+    case OpId::Asinh: return libm("asinhf", "asinh", {x});
+    case OpId::Acosh: return libm("acoshf", "acosh", {x});
+    case OpId::Atanh: return libm("atanhf", "atanh", {x});
+    case OpId::Expm1: return libm("expm1f", "expm1", {x});
+    case OpId::Log1p: return libm("log1pf", "log1p", {x});
+    case OpId::Log2: return libm("log2f", "log2", {x});
+    case OpId::Log10: return libm("log10f", "log10", {x});
+    case OpId::Sign:  // 0 for ±0 and NaN, as torch.sign
+      return b_.CreateFSub(b_.CreateUIToFP(b_.CreateFCmpOGT(x, fconst(t, 0.0)), t),
+                           b_.CreateUIToFP(b_.CreateFCmpOLT(x, fconst(t, 0.0)), t));
     default: break;
   }
   throw ir::Error(fmt::format("cpu codegen: no float lowering for '{}'", ir::opInfo(e.op).name));
@@ -214,9 +231,53 @@ llvm::Value* Emitter::intUnary(const Expr& e, llvm::Value* x) {
     case OpId::Neg: return b_.CreateSub(zero, x);
     case OpId::Abs: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
     case OpId::Relu: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, zero);
+    case OpId::Sign:
+      return b_.CreateSub(b_.CreateZExt(b_.CreateICmpSGT(x, zero), x->getType()),
+                          b_.CreateZExt(b_.CreateICmpSLT(x, zero), x->getType()));
     default: break;
   }
   throw ir::Error(fmt::format("cpu codegen: no integer lowering for '{}'", ir::opInfo(e.op).name));
+}
+
+llvm::Value* Emitter::floatDivision(OpId op, llvm::Value* a, llvm::Value* b) {
+  llvm::Type* t = a->getType();
+  llvm::Value* zero = fconst(t, 0.0);
+  llvm::Value* mod = b_.CreateFRem(a, b);  // C's fmod
+  if (op == OpId::Fmod) return mod;
+  // The remainder takes the divisor's sign: where it is nonzero and the
+  // signs differ, add the divisor (and take one off the quotient).
+  llvm::Value* fix =
+      b_.CreateAnd(b_.CreateFCmpUNE(mod, zero), b_.CreateXor(b_.CreateFCmpOLT(b, zero), b_.CreateFCmpOLT(mod, zero)));
+  if (op == OpId::Remainder) return b_.CreateSelect(fix, b_.CreateFAdd(mod, b), mod);
+  llvm::Value* div = b_.CreateFDiv(b_.CreateFSub(a, mod), b);
+  div = b_.CreateSelect(fix, b_.CreateFSub(div, fconst(t, 1.0)), div);
+  llvm::Value* floored = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, div);
+  floored = b_.CreateSelect(b_.CreateFCmpOGT(b_.CreateFSub(div, floored), fconst(t, 0.5)),
+                            b_.CreateFAdd(floored, fconst(t, 1.0)), floored);
+  llvm::Value* signedZero = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, zero, b_.CreateFDiv(a, b));
+  floored = b_.CreateSelect(b_.CreateFCmpOEQ(div, zero), signedZero, floored);
+  return b_.CreateSelect(b_.CreateFCmpOEQ(b, zero), b_.CreateFDiv(a, b), floored);
+}
+
+llvm::Value* Emitter::intDivision(OpId op, llvm::Value* a, llvm::Value* b) {
+  llvm::Type* t = a->getType();
+  llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+  llvm::Value* minusOne = llvm::ConstantInt::get(t, static_cast<uint64_t>(-1), true);
+  // sdiv/srem by 0 or of the minimum by -1 are undefined: divide by 1
+  // there and choose the result after (0 for a zero divisor, a wrapped
+  // negation for -1).
+  llvm::Value* byZero = b_.CreateICmpEQ(b, zero);
+  llvm::Value* byMinusOne = b_.CreateICmpEQ(b, minusOne);
+  llvm::Value* safe = b_.CreateSelect(b_.CreateOr(byZero, byMinusOne), llvm::ConstantInt::get(t, 1), b);
+  llvm::Value* quotient = b_.CreateSelect(byMinusOne, b_.CreateSub(zero, a), b_.CreateSDiv(a, safe));
+  llvm::Value* remainder = b_.CreateSelect(byMinusOne, zero, b_.CreateSRem(a, safe));
+  llvm::Value* fix = b_.CreateAnd(b_.CreateICmpNE(remainder, zero),
+                                  b_.CreateXor(b_.CreateICmpSLT(remainder, zero), b_.CreateICmpSLT(b, zero)));
+  llvm::Value* r = op == OpId::Fmod ? remainder
+                   : op == OpId::Remainder
+                       ? b_.CreateSelect(fix, b_.CreateAdd(remainder, b), remainder)
+                       : b_.CreateSelect(fix, b_.CreateSub(quotient, llvm::ConstantInt::get(t, 1)), quotient);
+  return b_.CreateSelect(byZero, zero, r);
 }
 
 llvm::Value* Emitter::convert(llvm::Value* v, DType from, DType to) {
@@ -302,6 +363,10 @@ llvm::Value* Emitter::op(const Expr& e) {
       case OpId::Pow: r = power(*e.args[1], args[0], args[1]); break;
       case OpId::Maximum: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, args[0], args[1]); break;
       case OpId::Minimum: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, args[0], args[1]); break;
+      case OpId::Atan2: r = libm("atan2f", "atan2", {args[0], args[1]}); break;
+      case OpId::Fmod:
+      case OpId::Remainder:
+      case OpId::FloorDivide: r = floatDivision(e.op, args[0], args[1]); break;
       default: throw ir::Error(fmt::format("cpu codegen: no float lowering for '{}'", info.name));
     }
     return roundTo(e.dtype, r);
@@ -312,6 +377,9 @@ llvm::Value* Emitter::op(const Expr& e) {
     case OpId::Mul: return b_.CreateMul(args[0], args[1]);
     case OpId::Maximum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, args[0], args[1]);
     case OpId::Minimum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, args[0], args[1]);
+    case OpId::Fmod:
+    case OpId::Remainder:
+    case OpId::FloorDivide: return intDivision(e.op, args[0], args[1]);
     default: break;
   }
   throw ir::Error(fmt::format("cpu codegen: no integer lowering for '{}'", info.name));

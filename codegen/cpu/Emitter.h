@@ -176,6 +176,11 @@ class Emitter {
 
   llvm::Value* intUnary(const Expr& e, llvm::Value* x);
 
+  /// fmod, remainder and floor_divide, as the reference computes them
+  /// (floats: c10's div_floor_floating; integers: a zero divisor gives 0).
+  llvm::Value* floatDivision(OpId op, llvm::Value* a, llvm::Value* b);
+  llvm::Value* intDivision(OpId op, llvm::Value* a, llvm::Value* b);
+
   /// Converts a computed value of dtype `from` to dtype `to` with
   /// Tensor::setDouble/setInt's rules (saturating float→int, NaN → 0).
   llvm::Value* convert(llvm::Value* v, DType from, DType to);

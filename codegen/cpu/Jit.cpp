@@ -52,38 +52,56 @@ struct KernelCode {
 
 namespace {
 
-/// libmvec variants LLVM 19's LIBMVEC_X86 table lacks (glibc ≥ 2.35 has
-/// them): gelu needs erf, gelu(tanh) and tanh need tanh.
-const llvm::VecDesc kExtraVectorFunctions[] = {
-    {"erff", "_ZGVbN4v_erff", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
-    {"erff", "_ZGVdN8v_erff", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
-    {"erf", "_ZGVbN2v_erf", llvm::ElementCount::getFixed(2), false, "_ZGV_LLVM_N2v"},
-    {"erf", "_ZGVdN4v_erf", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
-    {"tanhf", "_ZGVbN4v_tanhf", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
-    {"tanhf", "_ZGVdN8v_tanhf", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
-    {"tanh", "_ZGVbN2v_tanh", llvm::ElementCount::getFixed(2), false, "_ZGV_LLVM_N2v"},
-    {"tanh", "_ZGVdN4v_tanh", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+/// The libm functions kernels call whose libmvec variants (glibc ≥ 2.35)
+/// the vectoriser may call instead: the f64 name, its arity, and whether
+/// LLVM 19's LIBMVEC_X86 table already has its SSE and AVX2 variants.
+struct VectorMath {
+  const char* name;
+  int arity;
+  bool inLlvmTable;
+};
+constexpr VectorMath kVectorMath[] = {
+    {"exp", 1, true},    {"log", 1, true},    {"sin", 1, true},    {"cos", 1, true},   {"tan", 1, true},
+    {"pow", 2, true},    {"expm1", 1, true},  {"log1p", 1, true},  {"tanh", 1, false}, {"erf", 1, false},
+    {"sinh", 1, false},  {"cosh", 1, false},  {"asin", 1, false},  {"acos", 1, false}, {"atan", 1, false},
+    {"asinh", 1, false}, {"acosh", 1, false}, {"atanh", 1, false}, {"log2", 1, false}, {"log10", 1, false},
+    {"atan2", 2, false},
 };
 
-/// libmvec's AVX-512 variants (the 'e' ISA), which LLVM's table leaves
-/// out; only offered when the host has AVX-512F, as their arguments live in
-/// zmm registers.
-const llvm::VecDesc kAvx512VectorFunctions[] = {
-    {"expf", "_ZGVeN16v_expf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
-    {"logf", "_ZGVeN16v_logf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
-    {"sinf", "_ZGVeN16v_sinf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
-    {"cosf", "_ZGVeN16v_cosf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
-    {"tanhf", "_ZGVeN16v_tanhf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
-    {"erff", "_ZGVeN16v_erff", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v"},
-    {"powf", "_ZGVeN16vv_powf", llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16vv"},
-    {"exp", "_ZGVeN8v_exp", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
-    {"log", "_ZGVeN8v_log", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
-    {"sin", "_ZGVeN8v_sin", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
-    {"cos", "_ZGVeN8v_cos", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
-    {"tanh", "_ZGVeN8v_tanh", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
-    {"erf", "_ZGVeN8v_erf", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
-    {"pow", "_ZGVeN8vv_pow", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8vv"},
-};
+/// The vector variants to offer: SSE ('b') and AVX2 ('d') ones LLVM's table
+/// lacks, and with AVX-512F all the AVX-512 ('e') ones, which LLVM's table
+/// leaves out (their arguments live in zmm registers). Vector ABI names:
+/// _ZGV<isa>N<lanes><v per argument>_<name>.
+std::vector<llvm::VecDesc> vectorFunctions(bool avx512) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const VectorMath& f : kVectorMath)
+      for (const char* suffix : {"", "f"})
+        for (const char* isa : {"b", "d", "e"}) {
+          const int lanes = (*suffix ? 4 : 2) << (*isa == 'b' ? 0 : *isa == 'd' ? 1 : 2);
+          const std::string args(static_cast<size_t>(f.arity), 'v');
+          all.push_back(fmt::format("{}{}", f.name, suffix));
+          all.push_back(fmt::format("_ZGV{}N{}{}_{}{}", isa, lanes, args, f.name, suffix));
+          all.push_back(fmt::format("_ZGV_LLVM_N{}{}", lanes, args));
+        }
+    return all;
+  }();
+  std::vector<llvm::VecDesc> descs;
+  size_t k = 0;
+  for (const VectorMath& f : kVectorMath)
+    for (int suffix = 0; suffix < 2; ++suffix)
+      for (const char isa : {'b', 'd', 'e'}) {
+        const std::string& scalar = names[k];
+        const std::string& vector = names[k + 1];
+        const std::string& abi = names[k + 2];
+        k += 3;
+        const bool wanted = isa == 'e' ? avx512 : !f.inLlvmTable;
+        if (!wanted) continue;
+        const unsigned lanes = (suffix ? 4u : 2u) << (isa == 'b' ? 0 : isa == 'd' ? 1 : 2);
+        descs.emplace_back(scalar, vector, llvm::ElementCount::getFixed(lanes), false, abi);
+      }
+  return descs;
+}
 
 /// The one function every kernel object defines.
 constexpr const char* kKernelSymbol = "graphc_kernel";
@@ -249,8 +267,7 @@ struct Jit::Impl : std::enable_shared_from_this<Jit::Impl> {
     llvm::PassBuilder pb(&tm, tuning);
     llvm::TargetLibraryInfoImpl tli(tm.getTargetTriple());
     tli.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, tm.getTargetTriple());
-    tli.addVectorizableFunctions(kExtraVectorFunctions);
-    if (tm.getTargetFeatureString().contains("+avx512f")) tli.addVectorizableFunctions(kAvx512VectorFunctions);
+    tli.addVectorizableFunctions(vectorFunctions(tm.getTargetFeatureString().contains("+avx512f")));
     fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tli); });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);

@@ -203,7 +203,23 @@ std::string KernelWriter::floatUnary(const Expr& e, const std::string& x, bool f
     case OpId::Reciprocal: return fmt::format("({} / {})", one, x);
     case OpId::Floor: return mathFn("floor", f64) + "(" + x + ")";
     case OpId::Ceil: return mathFn("ceil", f64) + "(" + x + ")";
-    case OpId::Round: return mathFn("rint", f64) + "(" + x + ")";              // half to even, as torch.round
+    case OpId::Round: return mathFn("rint", f64) + "(" + x + ")";  // half to even, as torch.round
+    case OpId::Trunc: return mathFn("trunc", f64) + "(" + x + ")";
+    case OpId::Tan: return mathFn("tan", f64) + "(" + x + ")";
+    case OpId::Asin: return mathFn("asin", f64) + "(" + x + ")";
+    case OpId::Acos: return mathFn("acos", f64) + "(" + x + ")";
+    case OpId::Atan: return mathFn("atan", f64) + "(" + x + ")";
+    case OpId::Sinh: return mathFn("sinh", f64) + "(" + x + ")";
+    case OpId::Cosh: return mathFn("cosh", f64) + "(" + x + ")";
+    case OpId::Asinh: return mathFn("asinh", f64) + "(" + x + ")";
+    case OpId::Acosh: return mathFn("acosh", f64) + "(" + x + ")";
+    case OpId::Atanh: return mathFn("atanh", f64) + "(" + x + ")";
+    case OpId::Expm1: return mathFn("expm1", f64) + "(" + x + ")";
+    case OpId::Log1p: return mathFn("log1p", f64) + "(" + x + ")";
+    case OpId::Log2: return mathFn("log2", f64) + "(" + x + ")";
+    case OpId::Log10: return mathFn("log10", f64) + "(" + x + ")";
+    case OpId::Sign:  // 0 for ±0 and NaN, as torch.sign
+      return fmt::format("(({0} > {1}) - ({0} < {1}) + {1})", x, zero);
     case OpId::Relu: return fmt::format("({0} <= {1} ? {1} : {0})", x, zero);  // NaN stays NaN, as torch.relu
     case OpId::Gelu: {
       const ir::Attribute* a = e.attrs.find("approximate");
@@ -232,6 +248,7 @@ std::string KernelWriter::intUnary(const Expr& e, const std::string& x, DType t)
     case OpId::Neg: return wrapped(t, literal(t, 0), "-", x);
     case OpId::Abs: return fmt::format("({} < 0 ? {} : {})", x, wrapped(t, literal(t, 0), "-", x), x);
     case OpId::Relu: return fmt::format("({0} < 0 ? {1} : {0})", x, literal(t, 0));
+    case OpId::Sign: return fmt::format("({0})(({1} > 0) - ({1} < 0))", computeType(t), x);
     default: break;
   }
   throw ir::Error(fmt::format("cuda codegen: no integer lowering for '{}'", ir::opInfo(e.op).name));
@@ -308,6 +325,14 @@ std::string KernelWriter::op(const Expr& e) {
       case OpId::Pow: r = fmt::format("{}({}, {})", mathFn("pow", f64), args[0], args[1]); break;
       case OpId::Maximum: r = fmt::format("gc::fmaximum({}, {})", args[0], args[1]); break;
       case OpId::Minimum: r = fmt::format("gc::fminimum({}, {})", args[0], args[1]); break;
+      case OpId::Atan2: r = fmt::format("{}({}, {})", mathFn("atan2", f64), args[0], args[1]); break;
+      case OpId::Fmod: r = fmt::format("{}({}, {})", mathFn("fmod", f64), args[0], args[1]); break;
+      case OpId::Remainder:
+        r = fmt::format("gc::float_remainder<{}>({}, {})", f64 ? "double" : "float", args[0], args[1]);
+        break;
+      case OpId::FloorDivide:
+        r = fmt::format("gc::float_floor_divide<{}>({}, {})", f64 ? "double" : "float", args[0], args[1]);
+        break;
       default: throw ir::Error(fmt::format("cuda codegen: no float lowering for '{}'", info.name));
     }
     return rounded(e.dtype, r);
@@ -318,6 +343,10 @@ std::string KernelWriter::op(const Expr& e) {
     case OpId::Mul: return wrapped(e.dtype, args[0], "*", args[1]);
     case OpId::Maximum: return fmt::format("({0} > {1} ? {0} : {1})", args[0], args[1]);
     case OpId::Minimum: return fmt::format("({0} < {1} ? {0} : {1})", args[0], args[1]);
+    case OpId::Fmod: return fmt::format("gc::int_fmod<{}>({}, {})", computeType(e.dtype), args[0], args[1]);
+    case OpId::Remainder: return fmt::format("gc::int_remainder<{}>({}, {})", computeType(e.dtype), args[0], args[1]);
+    case OpId::FloorDivide:
+      return fmt::format("gc::int_floor_divide<{}>({}, {})", computeType(e.dtype), args[0], args[1]);
     default: break;
   }
   throw ir::Error(fmt::format("cuda codegen: no integer lowering for '{}'", info.name));

@@ -65,6 +65,42 @@ __device__ __forceinline__ i64 wrap_index(i64 i, i64 n) {
 __device__ __forceinline__ i64 clamp_index(i64 i, i64 n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 __device__ __forceinline__ bool in_bounds(i64 i, i64 n) { return i >= 0 && i < n; }
 
+// torch.remainder and torch.floor_divide on floats (c10's
+// div_floor_floating), and fmod, remainder and floor division on integers:
+// the truncating quotient corrected toward the floor, a zero divisor
+// giving 0 and the minimum divided by -1 wrapping (the reference's rules).
+__device__ __forceinline__ float c_fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double c_fmod(double a, double b) { return fmod(a, b); }
+__device__ __forceinline__ float c_floor(float a) { return floorf(a); }
+__device__ __forceinline__ double c_floor(double a) { return floor(a); }
+__device__ __forceinline__ float c_copysign(float a, float b) { return copysignf(a, b); }
+__device__ __forceinline__ double c_copysign(double a, double b) { return copysign(a, b); }
+template <typename T> __device__ __forceinline__ T float_remainder(T a, T b) {
+  const T r = c_fmod(a, b);
+  return (r != 0 && ((b < 0) != (r < 0))) ? r + b : r;
+}
+template <typename T> __device__ __forceinline__ T float_floor_divide(T a, T b) {
+  if (b == 0) return a / b;
+  const T mod = c_fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+  if (div == 0) return c_copysign((T)0, a / b);
+  T floored = c_floor(div);
+  if (div - floored > (T)0.5) floored += 1;
+  return floored;
+}
+template <typename T> __device__ __forceinline__ T int_fmod(T a, T b) { return (b == 0 || b == -1) ? (T)0 : (T)(a % b); }
+template <typename T> __device__ __forceinline__ T int_remainder(T a, T b) {
+  const T r = int_fmod<T>(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
+}
+template <typename T> __device__ __forceinline__ T int_floor_divide(T a, T b) {
+  if (b == 0) return (T)0;
+  if (b == -1) return (T)(0ull - (u64)a);
+  const T q = (T)(a / b), r = (T)(a % b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(q - 1) : q;
+}
+
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 
 // MX operands (ir/Mx.h): element i of a row packed low bits first (mx_code),

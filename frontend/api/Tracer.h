@@ -91,6 +91,22 @@ TracedTensor floor(TracedTensor x, GRAPHC_HERE);
 TracedTensor ceil(TracedTensor x, GRAPHC_HERE);
 /// Half to even, as torch.round.
 TracedTensor round(TracedTensor x, GRAPHC_HERE);
+TracedTensor trunc(TracedTensor x, GRAPHC_HERE);
+TracedTensor tan(TracedTensor x, GRAPHC_HERE);
+TracedTensor asin(TracedTensor x, GRAPHC_HERE);
+TracedTensor acos(TracedTensor x, GRAPHC_HERE);
+TracedTensor atan(TracedTensor x, GRAPHC_HERE);
+TracedTensor sinh(TracedTensor x, GRAPHC_HERE);
+TracedTensor cosh(TracedTensor x, GRAPHC_HERE);
+TracedTensor asinh(TracedTensor x, GRAPHC_HERE);
+TracedTensor acosh(TracedTensor x, GRAPHC_HERE);
+TracedTensor atanh(TracedTensor x, GRAPHC_HERE);
+TracedTensor expm1(TracedTensor x, GRAPHC_HERE);
+TracedTensor log1p(TracedTensor x, GRAPHC_HERE);
+TracedTensor log2(TracedTensor x, GRAPHC_HERE);
+TracedTensor log10(TracedTensor x, GRAPHC_HERE);
+/// -1, 0 or 1 (0 for NaN), as torch.sign.
+TracedTensor sign(TracedTensor x, GRAPHC_HERE);
 TracedTensor logical_not(TracedTensor x, GRAPHC_HERE);
 TracedTensor cast(TracedTensor x, DType dtype, GRAPHC_HERE);
 
@@ -101,6 +117,12 @@ TracedTensor div(TracedTensor a, TracedTensor b, GRAPHC_HERE);
 TracedTensor pow(TracedTensor a, TracedTensor b, GRAPHC_HERE);
 TracedTensor maximum(TracedTensor a, TracedTensor b, GRAPHC_HERE);
 TracedTensor minimum(TracedTensor a, TracedTensor b, GRAPHC_HERE);
+TracedTensor atan2(TracedTensor a, TracedTensor b, GRAPHC_HERE);
+/// The remainder with the dividend's sign (C's fmod, torch.fmod).
+TracedTensor fmod(TracedTensor a, TracedTensor b, GRAPHC_HERE);
+/// The remainder with the divisor's sign (Python's %, torch.remainder).
+TracedTensor remainder(TracedTensor a, TracedTensor b, GRAPHC_HERE);
+TracedTensor floor_divide(TracedTensor a, TracedTensor b, GRAPHC_HERE);
 TracedTensor eq(TracedTensor a, TracedTensor b, GRAPHC_HERE);
 TracedTensor ne(TracedTensor a, TracedTensor b, GRAPHC_HERE);
 TracedTensor lt(TracedTensor a, TracedTensor b, GRAPHC_HERE);

@@ -161,9 +161,10 @@ void mean(NodeContext& c) {
 
 /// Integer division truncating toward zero, through f64 (exact while the
 /// operands' magnitudes stay under 2^53; graphc has no integer division).
+/// C's truncating integer quotient: a - fmod(a, b) is a multiple of b, so
+/// its floor division is exact.
 ir::Value* truncatedQuotient(NodeContext& c, ir::Value* a, ir::Value* b) {
-  ir::Value* q = c.op(OpId::Div, {c.cast(a, ir::DType::F64), c.cast(b, ir::DType::F64)});
-  return c.cast(q, a->type.dtype);  // cast truncates toward zero
+  return c.op(OpId::FloorDivide, {c.op(OpId::Sub, {a, c.op(OpId::Fmod, {a, b})}), b});
 }
 
 void div(NodeContext& c) {
@@ -176,21 +177,14 @@ void div(NodeContext& c) {
     c.setOutput(0, c.op(OpId::Div, {a, b}));
 }
 
-/// Mod on integers: fmod = 1 is C's remainder (the dividend's sign), fmod
-/// = 0 Python's (the divisor's sign).
+/// Mod: fmod = 1 is C's fmod (the dividend's sign), fmod = 0 Python's
+/// remainder (the divisor's sign), which ONNX allows on integers only.
 void mod(NodeContext& c) {
   ir::Value* a = c.required(0);
-  ir::Value* b = c.required(1);
-  if (!ir::isInteger(a->type.dtype))
-    c.unsupported(fmt::format("on {}", ir::dtypeName(a->type.dtype)), "graphc computes Mod on integers only");
-  ir::Value* r = c.op(OpId::Sub, {a, c.op(OpId::Mul, {b, truncatedQuotient(c, a, b)})});
-  if (c.intAttr("fmod", 0) == 0) {
-    ir::Value* zero = c.scalarLike(r, 0);
-    ir::Value* signsDiffer = c.op(OpId::Ne, {c.op(OpId::Lt, {r, zero}), c.op(OpId::Lt, {b, zero})});
-    ir::Value* fix = c.op(OpId::LogicalAnd, {c.op(OpId::Ne, {r, zero}), signsDiffer});
-    r = c.op(OpId::Where, {fix, c.op(OpId::Add, {r, b}), r});
-  }
-  c.setOutput(0, r);
+  ir::Value* b = legacyBroadcast(c, a, c.required(1));
+  const bool fmod = c.intAttr("fmod", 0) != 0;
+  if (!fmod && !ir::isInteger(a->type.dtype)) c.fail("'fmod' must be 1 for floating-point operands");
+  c.setOutput(0, c.op(fmod ? OpId::Fmod : OpId::Remainder, {a, b}));
 }
 
 void pow(NodeContext& c) {
@@ -199,19 +193,6 @@ void pow(NodeContext& c) {
   needFloat(c, base);
   // ONNX lets the exponent have another numeric dtype; graphc's pow does not.
   c.setOutput(0, c.op(OpId::Pow, {base, c.cast(exponent, base->type.dtype)}));
-}
-
-void tan(NodeContext& c) {
-  ir::Value* x = c.required(0);
-  needFloat(c, x);
-  c.setOutput(0, c.op(OpId::Div, {c.op(OpId::Sin, {x}), c.op(OpId::Cos, {x})}));
-}
-
-void sign(NodeContext& c) {
-  ir::Value* x = c.required(0);
-  ir::Value* zero = c.scalarLike(x, 0);
-  ir::Value* negative = c.op(OpId::Where, {c.op(OpId::Lt, {x, zero}), c.scalarLike(x, -1), zero});
-  c.setOutput(0, c.op(OpId::Where, {c.op(OpId::Gt, {x, zero}), c.scalarLike(x, 1), negative}));
 }
 
 void isNaN(NodeContext& c) {
@@ -415,35 +396,6 @@ void celu(NodeContext& c) {
   c.setOutput(0, c.op(OpId::Add, {c.op(OpId::Relu, {x}), negative}));
 }
 
-/// sinh, cosh from exp; asinh, acosh, atanh from log, as their
-/// definitions (ONNX's reference computes them with NumPy's).
-template <int which>
-void hyperbolic(NodeContext& c) {
-  ir::Value* x = x0(c);
-  ir::Value* half = c.scalarLike(x, 0.5);
-  ir::Value* one = c.scalarLike(x, 1);
-  switch (which) {
-    case 0:
-    case 1: {  // sinh, cosh
-      ir::Value* ep = c.op(OpId::Exp, {x});
-      ir::Value* en = c.op(OpId::Exp, {c.op(OpId::Neg, {x})});
-      c.setOutput(0, c.op(OpId::Mul, {c.op(which == 0 ? OpId::Sub : OpId::Add, {ep, en}), half}));
-      return;
-    }
-    case 2:
-    case 3: {  // asinh = log(x + sqrt(x² + 1)), acosh = log(x + sqrt(x² - 1))
-      ir::Value* r = c.op(OpId::Sqrt, {c.op(which == 2 ? OpId::Add : OpId::Sub, {c.op(OpId::Mul, {x, x}), one})});
-      c.setOutput(0, c.op(OpId::Log, {c.op(OpId::Add, {x, r})}));
-      return;
-    }
-    default: {  // atanh = log((1 + x) / (1 - x)) / 2
-      ir::Value* ratio = c.op(OpId::Div, {c.op(OpId::Add, {one, x}), c.op(OpId::Sub, {one, x})});
-      c.setOutput(0, c.op(OpId::Mul, {c.op(OpId::Log, {ratio}), half}));
-      return;
-    }
-  }
-}
-
 /// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
 void shrink(NodeContext& c) {
   ir::Value* x = c.required(0);
@@ -472,7 +424,10 @@ const OpMapping kOps[] = {
     {"Sqrt", unaryFloat<OpId::Sqrt>, {}},
     {"Sin", unaryFloat<OpId::Sin>, {}},
     {"Cos", unaryFloat<OpId::Cos>, {}},
-    {"Tan", tan, {}},
+    {"Tan", unaryFloat<OpId::Tan>, {}},
+    {"Asin", unaryFloat<OpId::Asin>, {}},
+    {"Acos", unaryFloat<OpId::Acos>, {}},
+    {"Atan", unaryFloat<OpId::Atan>, {}},
     {"Tanh", unaryFloat<OpId::Tanh>, {}},
     {"Sigmoid", unaryFloat<OpId::Sigmoid>, {}},
     {"Erf", unaryFloat<OpId::Erf>, {}},
@@ -480,7 +435,7 @@ const OpMapping kOps[] = {
     {"Floor", unaryFloat<OpId::Floor>, {}},
     {"Ceil", unaryFloat<OpId::Ceil>, {}},
     {"Round", unaryFloat<OpId::Round>, {}},
-    {"Sign", sign, {}},
+    {"Sign", unary<OpId::Sign>, {}},
     {"IsNaN", isNaN, {}},
     {"IsInf", isInf, {"detect_positive", "detect_negative"}},
     {"Not", logicalNot, {}},
@@ -498,11 +453,11 @@ const OpMapping kOps[] = {
     {"And", binary<OpId::LogicalAnd>, {"broadcast", "axis"}},
     {"Or", binary<OpId::LogicalOr>, {"broadcast", "axis"}},
     {"Xor", xorOp, {"broadcast", "axis"}},
-    {"Sinh", hyperbolic<0>, {}},
-    {"Cosh", hyperbolic<1>, {}},
-    {"Asinh", hyperbolic<2>, {}},
-    {"Acosh", hyperbolic<3>, {}},
-    {"Atanh", hyperbolic<4>, {}},
+    {"Sinh", unaryFloat<OpId::Sinh>, {}},
+    {"Cosh", unaryFloat<OpId::Cosh>, {}},
+    {"Asinh", unaryFloat<OpId::Asinh>, {}},
+    {"Acosh", unaryFloat<OpId::Acosh>, {}},
+    {"Atanh", unaryFloat<OpId::Atanh>, {}},
     {"Shrink", shrink, {"lambd", "bias"}},
     {"Max", variadic<OpId::Maximum>, {}},
     {"Min", variadic<OpId::Minimum>, {}},

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <fmt/format.h>
+
 #include "ir/Diagnostics.h"
 #include "runtime/reference/ReferenceOps.h"
 
@@ -57,6 +59,21 @@ double unaryFloat(ir::OpId op, const ir::AttrMap& attrs, double x) {
     case OpId::Floor: return std::floor(x);
     case OpId::Ceil: return std::ceil(x);
     case OpId::Round: return std::nearbyint(x);  // half to even, as torch.round
+    case OpId::Trunc: return std::trunc(x);
+    case OpId::Tan: return std::tan(x);
+    case OpId::Asin: return std::asin(x);
+    case OpId::Acos: return std::acos(x);
+    case OpId::Atan: return std::atan(x);
+    case OpId::Sinh: return std::sinh(x);
+    case OpId::Cosh: return std::cosh(x);
+    case OpId::Asinh: return std::asinh(x);
+    case OpId::Acosh: return std::acosh(x);
+    case OpId::Atanh: return std::atanh(x);
+    case OpId::Expm1: return std::expm1(x);
+    case OpId::Log1p: return std::log1p(x);
+    case OpId::Log2: return std::log2(x);
+    case OpId::Log10: return std::log10(x);
+    case OpId::Sign: return (x > 0) - (x < 0);  // 0 for ±0 and NaN, as torch.sign
     default: throw ir::Error("reference: no float kernel for unary op");
   }
 }
@@ -68,8 +85,29 @@ int64_t unaryInt(OpId op, int64_t x) {
     case OpId::Neg: return wrapNeg(x);
     case OpId::Abs: return x < 0 ? wrapNeg(x) : x;
     case OpId::Relu: return x > 0 ? x : 0;
+    case OpId::Sign: return (x > 0) - (x < 0);
     default: throw ir::Error("reference: no integer kernel for unary op");
   }
+}
+
+/// torch.remainder: the remainder with the divisor's sign (Python's %).
+double remainderFloat(double a, double b) {
+  const double r = std::fmod(a, b);
+  return r != 0 && (b < 0) != (r < 0) ? r + b : r;
+}
+
+/// torch.floor_divide on floats, as c10::div_floor_floating computes it:
+/// the quotient from the exact remainder, so that floor(a / b) is not
+/// thrown off by the rounding of a / b.
+double floorDivideFloat(double a, double b) {
+  if (b == 0) return a / b;
+  const double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return std::copysign(0.0, a / b);
+  double floored = std::floor(div);
+  if (div - floored > 0.5) floored += 1;
+  return floored;
 }
 
 double binaryFloat(OpId op, double a, double b) {
@@ -81,18 +119,28 @@ double binaryFloat(OpId op, double a, double b) {
     case OpId::Pow: return std::pow(a, b);
     case OpId::Maximum: return fmaxNan(a, b);
     case OpId::Minimum: return fminNan(a, b);
+    case OpId::Atan2: return std::atan2(a, b);
+    case OpId::Fmod: return std::fmod(a, b);
+    case OpId::Remainder: return remainderFloat(a, b);
+    case OpId::FloorDivide: return floorDivideFloat(a, b);
     default: throw ir::Error("reference: no float kernel for binary op");
   }
 }
 
-int64_t binaryInt(OpId op, int64_t a, int64_t b) {
+int64_t binaryInt(const ir::Node& n, int64_t a, int64_t b) {
   auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  switch (op) {  // unsigned arithmetic wraps instead of overflowing
+  switch (n.op) {  // unsigned arithmetic wraps instead of overflowing
     case OpId::Add: return static_cast<int64_t>(ua + ub);
     case OpId::Sub: return static_cast<int64_t>(ua - ub);
     case OpId::Mul: return static_cast<int64_t>(ua * ub);
     case OpId::Maximum: return std::max(a, b);
     case OpId::Minimum: return std::min(a, b);
+    case OpId::Fmod:
+    case OpId::Remainder:
+    case OpId::FloorDivide:
+      // torch raises ZeroDivisionError; compiled kernels give 0 (docs/language.md).
+      if (b == 0) throw ir::LocatedError(n.loc, fmt::format("'{}': integer division by zero", n.name()));
+      return divideIntegers(n.op, a, b);
     default: throw ir::Error("reference: no integer kernel for binary op");
   }
 }
@@ -125,6 +173,18 @@ Tensor castTensor(const Tensor& x, ir::DType to) {
 }
 
 }  // namespace
+
+int64_t divideIntegers(OpId op, int64_t a, int64_t b) {
+  const int64_t quotient = b == -1 ? wrapNeg(a) : a / b;
+  const int64_t remainder = b == -1 ? 0 : a % b;
+  const bool signsDiffer = remainder != 0 && (remainder < 0) != (b < 0);
+  switch (op) {
+    case OpId::Fmod: return remainder;
+    case OpId::Remainder: return signsDiffer ? remainder + b : remainder;
+    case OpId::FloorDivide: return signsDiffer ? quotient - 1 : quotient;
+    default: throw ir::Error("reference: not an integer division");
+  }
+}
 
 double roundTo(ir::DType t, double v) {
   Tensor scalar(t, {});
@@ -218,7 +278,7 @@ Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const s
       if (floatMath)
         out.setDouble(i, binaryFloat(n.op, operands[0].getDouble(at(0, i)), operands[1].getDouble(at(1, i))));
       else
-        out.setInt(i, binaryInt(n.op, operands[0].getInt(at(0, i)), operands[1].getInt(at(1, i))));
+        out.setInt(i, binaryInt(n, operands[0].getInt(at(0, i)), operands[1].getInt(at(1, i))));
     }
   }
   return out;

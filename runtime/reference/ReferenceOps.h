@@ -55,6 +55,11 @@ double roundTo(ir::DType t, double v);
 /// `pointwise` (code that evaluates kernels element by element shares it).
 double pointwiseScalar(ir::OpId op, const ir::AttrMap& attrs, const std::vector<double>& args);
 
+/// fmod, remainder or floor_divide on integers, b ≠ 0: C's truncating
+/// quotient corrected toward the floor; -2^63 / -1 wraps. (The interpreter
+/// reports a zero divisor; compiled kernels give 0 for it.)
+int64_t divideIntegers(ir::OpId op, int64_t a, int64_t b);
+
 Tensor pointwise(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 Tensor reduction(const ir::Node& n, const Tensor& x, const std::vector<int64_t>& shape);
 /// argmax/argmin: the first index of the extremum along `dim` (NaN counts as one).

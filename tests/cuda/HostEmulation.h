@@ -166,6 +166,31 @@ inline i64 wrap_index(i64 i, i64 n) {
 }
 inline i64 clamp_index(i64 i, i64 n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 inline bool in_bounds(i64 i, i64 n) { return i >= 0 && i < n; }
+template <typename T> T float_remainder(T a, T b) {
+  const T r = std::fmod(a, b);
+  return (r != 0 && ((b < 0) != (r < 0))) ? r + b : r;
+}
+template <typename T> T float_floor_divide(T a, T b) {
+  if (b == 0) return a / b;
+  const T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+  if (div == 0) return std::copysign((T)0, a / b);
+  T floored = std::floor(div);
+  if (div - floored > (T)0.5) floored += 1;
+  return floored;
+}
+template <typename T> T int_fmod(T a, T b) { return (b == 0 || b == -1) ? (T)0 : (T)(a % b); }
+template <typename T> T int_remainder(T a, T b) {
+  const T r = int_fmod<T>(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
+}
+template <typename T> T int_floor_divide(T a, T b) {
+  if (b == 0) return (T)0;
+  if (b == -1) return (T)(0ull - (u64)a);
+  const T q = (T)(a / b), r = (T)(a % b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(q - 1) : q;
+}
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 inline unsigned mx_code(const unsigned char* row, int bits, i64 i) {
   const i64 bit = i * bits;

@@ -139,10 +139,21 @@ class Evaluator {
       case Expr::Kind::Op: {
         std::vector<double> args;
         for (const ExprPtr& a : e->args) args.push_back(value(a));
+        if (isIntegerDivision(*e)) {  // compiled kernels' rule: a zero divisor gives 0
+          const auto a = static_cast<int64_t>(args[0]), b = static_cast<int64_t>(args[1]);
+          return b == 0 ? 0.0
+                        : runtime::reference::roundTo(
+                              e->dtype, static_cast<double>(runtime::reference::divideIntegers(e->op, a, b)));
+        }
         return runtime::reference::roundTo(e->dtype, runtime::reference::pointwiseScalar(e->op, e->attrs, args));
       }
     }
     return 0;
+  }
+
+  static bool isIntegerDivision(const Expr& e) {
+    return ir::isInteger(e.dtype) &&
+           (e.op == ir::OpId::Fmod || e.op == ir::OpId::Remainder || e.op == ir::OpId::FloorDivide);
   }
 
   double reduce(const ExprPtr& e) {

@@ -121,8 +121,9 @@ class Generator {
     switch (pick(0, 19)) {
       case 0:
       case 1: {
-        static const char* unary[] = {"neg", "abs", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "silu", "erf"};
-        const std::string op = unary[pick(0, 9)];
+        static const char* unary[] = {"neg",     "abs",  "exp",  "sin", "cos",  "tanh",
+                                      "sigmoid", "relu", "silu", "erf", "atan", "sign"};
+        const std::string op = unary[pick(0, 11)];
         if (op == "exp") {
           // exp of a bounded argument: an unbounded one reaches 1e37, where
           // a later sin or cos turns last-bit differences between two equal

@@ -377,6 +377,50 @@ for dt in FLOATS + INTS:
             lambda x, i, u, c=combine: scatter(x, i, u, c), upcast=False)
 
 
+# ---- math functions, sign, integer and float division -----------------------
+# (After every case above, so that adding these left those cases' random
+# inputs as they were.)
+more_unary = {"tan": torch.tan, "asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh,
+              "cosh": torch.cosh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
+              "expm1": torch.expm1, "log1p": torch.log1p, "log2": torch.log2, "log10": torch.log10,
+              "trunc": torch.trunc}
+for op, fn in more_unary.items():
+    for dt in FLOATS:
+        x = tensor(dt, (3, 5))
+        if op in ("asin", "acos", "atanh"):
+            x = torch.tanh(x.double()).to(x.dtype) * 0.99  # inside (-1, 1)
+        elif op in ("acosh", "log2", "log10"):
+            x = x.abs() + 1.0
+        elif op == "log1p":
+            x = x.abs() * 0.5 - 0.25  # near 0, where log1p's accuracy is the point
+        elif op == "expm1":
+            x = x * 1e-3  # near 0, where expm1's accuracy is the point
+        elif op == "trunc":
+            x = x * 4
+        add(f"{op}_{dt}", f"  %r = {op}(%i0)\n  return %r", [x], fn)
+for dt in FLOATS + INTS:
+    x = tensor(dt, (3, 6))
+    if dt in FLOATS:
+        x[0, :3] = torch.tensor([float("nan"), -0.0, 0.0]).to(x.dtype)
+    else:
+        x[0, :2] = 0
+    add(f"sign_{dt}", "  %r = sign(%i0)\n  return %r", [x], torch.sign)
+for dt in FLOATS:
+    add(f"atan2_{dt}", "  %r = atan2(%i0, %i1)\n  return %r", [tensor(dt, (3, 4)), tensor(dt, (4,))], torch.atan2)
+divisions = {"fmod": torch.fmod, "remainder": torch.remainder, "floor_divide": torch.floor_divide}
+for op, fn in divisions.items():
+    for dt in FLOATS + INTS:
+        a = tensor(dt, (4, 6)) * (4 if dt in FLOATS else 1)
+        b = tensor(dt, (6,))
+        if dt in INTS:
+            b = torch.where(b == 0, torch.ones_like(b), b)  # a zero divisor is an error (the reference's, torch's)
+            b[0], b[1] = -1, 1
+            b[2] = 7
+        else:
+            b[0] = -2.5
+        add(f"{op}_{dt}", f"  %r = {op}(%i0, %i1)\n  return %r", [a, b], fn)
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)

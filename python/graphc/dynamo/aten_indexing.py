@@ -416,3 +416,75 @@ def unfold(b: Builder, node: torch.fx.Node) -> str:
     order = list(range(dim + 1)) + list(range(dim + 2, r + 1)) + [dim + 1]
     return v if order == list(range(r + 1)) else b.emit("permute", [v], {"dims": order})
 
+
+
+# Rows sorted by counting ranks: quadratic in the row's length, so longer
+# rows stay in PyTorch.
+MAX_SORT = 4096
+
+
+def ordered_before(b: Builder, vj: str, vi: str, floating: bool, descending: bool) -> Tuple[str, str]:
+    """Whether element j sorts strictly before element i, and whether the
+    two tie, with torch's order: NaN above every number."""
+    ahead = b.emit("gt" if descending else "lt", [vj, vi])
+    tie = b.emit("eq", [vj, vi])
+    if floating:
+        nan_j, nan_i = b.emit("ne", [vj, vj]), b.emit("ne", [vi, vi])
+        if descending:  # NaN first
+            ahead = b.emit("logical_or", [ahead, b.emit("logical_and", [nan_j, b.emit("logical_not", [nan_i])])])
+        else:  # NaN last: a number sorts before a NaN
+            ahead = b.emit("logical_or", [ahead, b.emit("logical_and", [nan_i, b.emit("logical_not", [nan_j])])])
+        tie = b.emit("logical_or", [tie, b.emit("logical_and", [nan_i, nan_j])])
+    return ahead, tie
+
+
+def sorted_rows(b: Builder, x: Any, dim: int, descending: bool, count: int) -> tuple:
+    """The first `count` elements of x sorted along dim, and their indices:
+    each element's rank is how many sort before it (ties by index, a
+    stable sort), and output k takes the element whose rank is k."""
+    r = rank(x)
+    dim = norm_dim(dim, r) if r else 0
+    if r == 0:
+        return b.value(x), b.emit("full", [], {"value": 0}, type="i64[]")
+    n = static_dim(x, dim, "a sort")
+    if n > MAX_SORT:
+        raise Unsupported(f"a sort of rows of {n} (graphc sorts rows of up to {MAX_SORT} by counting ranks)")
+    last = r - 1
+    v = b.value(x) if dim == last else b.emit("transpose", [b.value(x)], {"dim0": dim, "dim1": last})
+    vi, vj = b.emit("unsqueeze", [v], {"dim": -1}), b.emit("unsqueeze", [v], {"dim": -2})
+    ahead, tie = ordered_before(b, vj, vi, val(x).dtype.is_floating_point, descending)
+    i = b.emit("iota", [], {"dim": 0, "start": 0, "step": 1}, type=f"i64[{n}, 1]")
+    j = b.emit("iota", [], {"dim": 1, "start": 0, "step": 1}, type=f"i64[1, {n}]")
+    before = b.emit("logical_or", [ahead, b.emit("logical_and", [tie, b.emit("lt", [j, i])])])
+    ranks = b.emit("sum", [b.emit("cast", [before], {"dtype": Raw("i64")})], {"dims": [-1], "keepdim": False})
+    k = b.emit("iota", [], {"dim": 0, "start": 0, "step": 1}, type=f"i64[{count}, 1]")
+    chosen = b.emit("eq", [b.emit("unsqueeze", [ranks], {"dim": -2}), k])  # [..., count, n]
+    zero = b.emit("full", [], {"value": 0}, type=f"i64[1, {n}]")
+    indices = b.emit("sum", [b.emit("where", [chosen, j, zero])], {"dims": [-1], "keepdim": False})
+    values = b.emit("gather", [v, indices], {"dim": last})
+    if dim != last:
+        values = b.emit("transpose", [values], {"dim0": dim, "dim1": last})
+        indices = b.emit("transpose", [indices], {"dim0": dim, "dim1": last})
+    return values, indices
+
+
+@handles(aten.sort.default, aten.sort.stable)
+def sort(b: Builder, node: torch.fx.Node) -> tuple:
+    x = node.args[0]
+    if node.target is aten.sort.stable:
+        dim, descending = node.kwargs.get("dim", -1), node.kwargs.get("descending", False)
+    else:
+        dim, descending = arg(node, 1, "dim", -1), arg(node, 2, "descending", False)
+    size = val(x).shape[norm_dim(dim, rank(x))] if rank(x) else 1
+    if not isinstance(size, int):
+        raise Unsupported("a sort along a symbolic dim")
+    return sorted_rows(b, x, dim, bool(descending), size)
+
+
+@handles(aten.topk.default)
+def topk(b: Builder, node: torch.fx.Node) -> tuple:
+    x, k = node.args[0], node.args[1]
+    dim, largest = arg(node, 2, "dim", -1), arg(node, 3, "largest", True)
+    if not isinstance(k, int):
+        raise Unsupported("topk of a symbolic k")
+    return sorted_rows(b, x, dim, bool(largest), k)

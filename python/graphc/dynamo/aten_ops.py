@@ -14,7 +14,7 @@ dtype, so a handler casts its operands to the dtype ATen computes in.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.fx
@@ -68,16 +68,27 @@ UNARY = {
     aten.sigmoid.default: "sigmoid", aten.sin.default: "sin", aten.sqrt.default: "sqrt",
     aten.tanh.default: "tanh", aten.erf.default: "erf", aten.reciprocal.default: "reciprocal",
     aten.floor.default: "floor", aten.ceil.default: "ceil", aten.round.default: "round",
-    aten.silu.default: "silu",
+    aten.silu.default: "silu", aten.trunc.default: "trunc", aten.tan.default: "tan", aten.asin.default: "asin",
+    aten.acos.default: "acos", aten.atan.default: "atan", aten.sinh.default: "sinh", aten.cosh.default: "cosh",
+    aten.asinh.default: "asinh", aten.acosh.default: "acosh", aten.atanh.default: "atanh",
+    aten.expm1.default: "expm1", aten.log1p.default: "log1p", aten.log2.default: "log2",
+    aten.log10.default: "log10", aten.sign.default: "sign",
 }
+INTEGER_UNARY = {"abs", "neg", "relu", "sign"}
+ROUNDING = {"floor", "ceil", "round", "trunc"}  # of an integer: the integer
 
 
 def unary(b: Builder, node: torch.fx.Node) -> str:
     x = node.args[0]
     dtype = out(node).dtype
-    if not dtype.is_floating_point and UNARY[node.target] not in ("abs", "neg", "relu"):
+    op = UNARY[node.target]
+    if not dtype.is_floating_point and op in ROUNDING:
+        return b.value(x)
+    if not dtype.is_floating_point and op not in INTEGER_UNARY:
         raise Unsupported(f"{node.target} of {dtype}")
-    return b.emit(UNARY[node.target], [b.cast(x, dtype)])
+    if dtype == torch.bool:
+        raise Unsupported(f"{node.target} of bool")
+    return b.emit(op, [b.cast(x, dtype)])
 
 
 for _t in UNARY:
@@ -102,8 +113,11 @@ def logical_not(b: Builder, node: torch.fx.Node) -> str:
 ARITHMETIC = {
     aten.add.Tensor: "add", aten.add.Scalar: "add", aten.sub.Tensor: "sub", aten.sub.Scalar: "sub",
     aten.mul.Tensor: "mul", aten.mul.Scalar: "mul", aten.div.Tensor: "div", aten.div.Scalar: "div",
-    aten.pow.Tensor_Scalar: "pow", aten.pow.Tensor_Tensor: "pow", aten.maximum.default: "maximum",
-    aten.minimum.default: "minimum",
+    aten.pow.Tensor_Scalar: "pow", aten.pow.Tensor_Tensor: "pow", aten.pow.Scalar: "pow",
+    aten.maximum.default: "maximum", aten.minimum.default: "minimum", aten.atan2.default: "atan2",
+    aten.fmod.Tensor: "fmod", aten.fmod.Scalar: "fmod", aten.remainder.Tensor: "remainder",
+    aten.remainder.Scalar: "remainder", aten.remainder.Scalar_Tensor: "remainder",
+    aten.floor_divide.default: "floor_divide", aten.floor_divide.Scalar: "floor_divide",
 }
 
 
@@ -113,8 +127,14 @@ def arithmetic(b: Builder, node: torch.fx.Node) -> str:
     x, y = node.args[0], node.args[1]
     if op == "pow" and not dtype.is_floating_point:
         raise Unsupported("integer pow")
-    if op == "div" and not dtype.is_floating_point:
-        raise Unsupported("integer division")
+    if op in ("div", "atan2") and not dtype.is_floating_point:
+        raise Unsupported(f"integer {op}")
+    if dtype == torch.bool:  # torch's arithmetic on bools: + is or, * is and
+        bools = {"add": "logical_or", "maximum": "logical_or", "mul": "logical_and", "minimum": "logical_and"}
+        if op not in bools or node.kwargs.get("alpha", 1) != 1 or not all(
+                isinstance(t, torch.fx.Node) for t in (x, y)):
+            raise Unsupported(f"{op} of bools")
+        return b.emit(bools[op], [b.cast(x, dtype), b.cast(y, dtype)])
     alpha = node.kwargs.get("alpha", 1)
     ys = b.cast(y, dtype)
     if alpha != 1:
@@ -124,6 +144,74 @@ def arithmetic(b: Builder, node: torch.fx.Node) -> str:
 
 for _t in ARITHMETIC:
     HANDLERS[_t] = arithmetic
+
+
+@handles(aten.div.Tensor_mode, aten.div.Scalar_mode)
+def div_mode(b: Builder, node: torch.fx.Node) -> str:
+    """torch.div with rounding_mode: "floor" is floor_divide; "trunc" is
+    trunc(a / b) on floats and, on integers, the floor division of
+    a - fmod(a, b), a multiple of b (so exact)."""
+    mode = node.kwargs.get("rounding_mode")
+    dtype = out(node).dtype
+    x, y = b.cast(node.args[0], dtype), b.cast(node.args[1], dtype)
+    if mode is None:
+        return b.emit("div", [x, y])
+    if mode == "floor":
+        return b.emit("floor_divide", [x, y])
+    if dtype.is_floating_point:
+        return b.emit("trunc", [b.emit("div", [x, y])])
+    return b.emit("floor_divide", [b.emit("sub", [x, b.emit("fmod", [x, y])]), y])
+
+
+@handles(aten.isnan.default, aten.isinf.default, aten.isfinite.default)
+def float_class(b: Builder, node: torch.fx.Node) -> str:
+    x = node.args[0]
+    dtype = val(x).dtype
+    if not dtype.is_floating_point:  # integers are never NaN or infinite
+        return b.emit("full", [], {"value": node.target is aten.isfinite.default}, type=type_text(out(node)))
+    v = b.value(x)
+    if node.target is aten.isnan.default:
+        return b.emit("ne", [v, v])
+    infinite = b.emit("eq", [b.emit("abs", [v]), "inf"])
+    if node.target is aten.isinf.default:
+        return infinite
+    return b.emit("logical_not", [b.emit("logical_or", [infinite, b.emit("ne", [v, v])])])
+
+
+@handles(aten.hardtanh.default)
+def hardtanh(b: Builder, node: torch.fx.Node) -> str:
+    lo, hi = arg(node, 1, "min_val", -1.0), arg(node, 2, "max_val", 1.0)
+    return b.emit("clamp", [b.value(node.args[0])], {"min": float(lo), "max": float(hi)})
+
+
+@handles(aten.leaky_relu.default)
+def leaky_relu(b: Builder, node: torch.fx.Node) -> str:
+    x = b.value(node.args[0])
+    slope = float(arg(node, 1, "negative_slope", 0.01))
+    return b.emit("where", [b.emit("gt", [x, "0.0"]), x, b.emit("mul", [x, repr(slope)])])
+
+
+@handles(aten.elu.default)
+def elu(b: Builder, node: torch.fx.Node) -> str:
+    """scale * (x > 0 ? x : alpha * expm1(x * input_scale))."""
+    x = b.value(node.args[0])
+    alpha, scale, input_scale = (float(arg(node, k, n, 1.0)) for k, n in ((1, "alpha"), (2, "scale"),
+                                                                             (3, "input_scale")))
+    negative = b.emit("mul", [b.emit("expm1", [b.emit("mul", [x, repr(input_scale)])]), repr(alpha)])
+    y = b.emit("where", [b.emit("gt", [x, "0.0"]), x, negative])
+    return y if scale == 1.0 else b.emit("mul", [y, repr(scale)])
+
+
+@handles(aten.clamp.Tensor)
+def clamp_tensor(b: Builder, node: torch.fx.Node) -> str:
+    dtype = out(node).dtype
+    v = b.cast(node.args[0], dtype)
+    lo, hi = arg(node, 1, "min"), arg(node, 2, "max")
+    if lo is not None:
+        v = b.emit("maximum", [v, b.cast(lo, dtype)])
+    if hi is not None:
+        v = b.emit("minimum", [v, b.cast(hi, dtype)])
+    return v
 
 
 COMPARISON = {
@@ -147,15 +235,33 @@ for _t in COMPARISON:
     HANDLERS[_t] = comparison
 
 
-@handles(aten.logical_and.default, aten.logical_or.default, aten.bitwise_and.Tensor, aten.bitwise_or.Tensor)
+BITWISE = (aten.bitwise_and.Tensor, aten.bitwise_or.Tensor, aten.bitwise_and.Scalar, aten.bitwise_or.Scalar,
+           aten.bitwise_xor.Tensor, aten.bitwise_xor.Scalar)
+
+
+def truth(b: Builder, x: torch.fx.Node) -> str:
+    """A tensor as bools: itself if bool, else x != 0."""
+    return b.value(x) if val(x).dtype == torch.bool else b.emit("ne", [b.value(x), literal(0, val(x).dtype)])
+
+
+@handles(aten.logical_and.default, aten.logical_or.default, aten.logical_xor.default, *BITWISE)
 def logical(b: Builder, node: torch.fx.Node) -> str:
-    x, y = node.args[0], node.args[1]
-    is_and = node.target in (aten.logical_and.default, aten.bitwise_and.Tensor)
-    if node.target in (aten.bitwise_and.Tensor, aten.bitwise_or.Tensor) and out(node).dtype != torch.bool:
+    """and, or, xor of truth values (bitwise ops on bools are these); a
+    Python bool operand is folded away (x & True is x, x | True is all true)."""
+    if node.target in BITWISE and out(node).dtype != torch.bool:
         raise Unsupported("bitwise ops on integers")
-    xs = b.cast(x, torch.bool) if val(x).dtype == torch.bool else b.emit("ne", [b.value(x), literal(0, val(x).dtype)])
-    ys = b.cast(y, torch.bool) if val(y).dtype == torch.bool else b.emit("ne", [b.value(y), literal(0, val(y).dtype)])
-    return b.emit("logical_and" if is_and else "logical_or", [xs, ys])
+    name = str(node.target).split(".")[1]
+    op = "ne" if "xor" in name else "logical_and" if "and" in name else "logical_or"
+    x, y = node.args[0], node.args[1]
+    if not isinstance(x, torch.fx.Node):
+        x, y = y, x
+    if isinstance(y, torch.fx.Node):
+        return b.emit(op, [truth(b, x), truth(b, y)])
+    if op == "ne":
+        return b.emit("logical_not", [truth(b, x)]) if y else truth(b, x)
+    if (op == "logical_and") == bool(y):  # x & True, x | False
+        return truth(b, x)
+    return b.emit("full", [], {"value": bool(y)}, type=type_text(out(node)))
 
 
 @handles(aten.where.self)
@@ -165,17 +271,28 @@ def where(b: Builder, node: torch.fx.Node) -> str:
     return b.emit("where", [b.cast(c, torch.bool), b.cast(x, dtype), b.cast(y, dtype)])
 
 
+def clamp_bound(value: Any, dtype: torch.dtype) -> Any:
+    """A clamp bound in the result's dtype: torch promotes an integer tensor
+    clamped by float bounds to float (and the input is cast to it)."""
+    if value is None:
+        return None
+    if isinstance(value, torch.fx.Node):
+        raise Unsupported("a clamp bound that is a tensor")
+    return float(value) if dtype.is_floating_point else int(value)
+
+
 @handles(aten.clamp.default)
 def clamp(b: Builder, node: torch.fx.Node) -> str:
-    lo, hi = arg(node, 1, "min"), arg(node, 2, "max")
-    return b.emit("clamp", [b.value(node.args[0])], {"min": None if lo is None else float(lo),
-                                                    "max": None if hi is None else float(hi)})
+    dtype = out(node).dtype
+    lo, hi = clamp_bound(arg(node, 1, "min"), dtype), clamp_bound(arg(node, 2, "max"), dtype)
+    return b.emit("clamp", [b.cast(node.args[0], dtype)], {"min": lo, "max": hi})
 
 
 @handles(aten.clamp_min.default, aten.clamp_max.default)
 def clamp_one(b: Builder, node: torch.fx.Node) -> str:
+    dtype = out(node).dtype
     bound = "min" if node.target is aten.clamp_min.default else "max"
-    return b.emit("clamp", [b.value(node.args[0])], {bound: float(node.args[1])})
+    return b.emit("clamp", [b.cast(node.args[0], dtype)], {bound: clamp_bound(node.args[1], dtype)})
 
 
 @handles(aten._to_copy.default)
@@ -236,6 +353,73 @@ def reduction(b: Builder, node: torch.fx.Node) -> str:
     if node.target in (aten.sum.default, aten.mean.default):
         return b.emit(op, [xs])
     return b.emit(op, [xs], {"dims": reduce_dims(node), "keepdim": bool(arg(node, 2, "keepdim", False))})
+
+
+@handles(aten.prod.default, aten.prod.dim_int)
+def prod(b: Builder, node: torch.fx.Node) -> str:
+    x = node.args[0]
+    dtype = out(node).dtype
+    if dtype == torch.bool or (not dtype.is_floating_point and dtype != torch.int64):
+        raise Unsupported(f"prod to {dtype}")  # graphc multiplies integers in i64, as torch does by default
+    xs = b.cast(x, dtype)
+    if node.target is aten.prod.default:
+        return b.emit("prod", [xs])
+    return b.emit("prod", [xs], {"dims": [node.args[1]], "keepdim": bool(arg(node, 2, "keepdim", False))})
+
+
+def reduced_count(b: Builder, x: Any, dims: List[int], dtype: torch.dtype, less: int = 0) -> str:
+    """How many elements each reduction over `dims` of x takes, less `less`,
+    as a scalar of dtype: a literal for static sizes, else a sum of ones
+    (the sizes are symbols graphc binds at run time)."""
+    shape = val(x).shape
+    sizes = [shape[norm_dim(d, len(shape))] for d in dims]
+    if all(isinstance(s, int) for s in sizes):
+        count = 1
+        for s in sizes:
+            count *= s
+        return literal(count - less, dtype)
+    ones = b.emit("full", [], {"value": 1.0}, type=f"{dtype_name(dtype)}[{', '.join(dim_text(s) for s in sizes)}]")
+    total = b.emit("sum", [ones])
+    return b.emit("sub", [total, literal(less, dtype)]) if less else total
+
+
+@handles(aten.var.correction, aten.var.dim, aten.var.default)
+def var(b: Builder, node: torch.fx.Node) -> str:
+    """sum((x - mean)²) / (N - correction) over dims (all when none)."""
+    x = node.args[0]
+    dtype = out(node).dtype
+    if not dtype.is_floating_point:
+        raise Unsupported(f"var of {dtype}")
+    if node.target is aten.var.default:
+        dims, keepdim = None, False
+    else:
+        dims = reduce_dims(node)
+        keepdim = bool(arg(node, 3, "keepdim", False) if node.target is aten.var.dim
+                       else node.kwargs.get("keepdim", False))
+    if node.target is aten.var.correction:
+        correction = node.kwargs.get("correction")
+        correction = 1 if correction is None else correction
+    else:
+        unbiased = arg(node, 2 if node.target is aten.var.dim else 1, "unbiased", True)
+        unbiased = True if unbiased is None else unbiased
+        correction = 1 if unbiased else 0
+    every = dims if dims is not None else list(range(rank(x)))
+    xs = b.cast(x, dtype)
+    centered = b.emit("sub", [xs, b.emit("mean", [xs], {"dims": every, "keepdim": True})])
+    total = b.emit("sum", [b.emit("mul", [centered, centered])], {"dims": every, "keepdim": keepdim})
+    return b.emit("div", [total, reduced_count(b, x, every, dtype, less=correction)])
+
+
+@handles(aten.max.dim, aten.min.dim)
+def extremum_and_index(b: Builder, node: torch.fx.Node) -> tuple:
+    """torch.max(x, dim): the values (amax) and the index of the first
+    extreme (argmax)."""
+    x, dim = node.args[0], node.args[1]
+    keepdim = bool(arg(node, 2, "keepdim", False))
+    is_max = node.target is aten.max.dim
+    values = b.emit("amax" if is_max else "amin", [b.value(x)], {"dims": [dim], "keepdim": keepdim})
+    indices = b.emit("argmax" if is_max else "argmin", [b.value(x)], {"dim": dim, "keepdim": keepdim})
+    return (values, indices)
 
 
 @handles(aten.any.dim, aten.any.dims, aten.any.default)
@@ -328,29 +512,73 @@ def convolution(b: Builder, node: torch.fx.Node) -> str:
     return b.emit("conv", operands, attrs)
 
 
-@handles(aten.max_pool2d_with_indices.default, aten.max_pool2d.default)
+@handles(aten.max_pool2d_with_indices.default, aten.max_pool2d.default, aten.max_pool3d_with_indices.default,
+         aten.max_pool1d.default)
 def max_pool(b: Builder, node: torch.fx.Node) -> Any:
     x, kernel = node.args[0], node.args[1]
+    n = rank(x) - 2
     stride = arg(node, 2, "stride", []) or kernel
     padding, dilation = arg(node, 3, "padding", 0), arg(node, 4, "dilation", 1)
-    pads = spatial(padding, 2)
-    y = b.emit("max_pool", [b.value(x)], {"kernel": spatial(kernel, 2), "stride": spatial(stride, 2),
-                                          "padding": pads + pads, "dilation": spatial(dilation, 2),
+    pads = spatial(padding, n)
+    y = b.emit("max_pool", [b.value(x)], {"kernel": spatial(kernel, n), "stride": spatial(stride, n),
+                                          "padding": pads + pads, "dilation": spatial(dilation, n),
                                           "ceil_mode": bool(arg(node, 5, "ceil_mode", False))})
-    return (y, None) if node.target is aten.max_pool2d_with_indices.default else y
+    with_indices = node.target in (aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
+    return (y, None) if with_indices else y
 
 
-@handles(aten.avg_pool2d.default)
+@handles(aten.avg_pool2d.default, aten.avg_pool3d.default, aten.avg_pool1d.default)
 def avg_pool(b: Builder, node: torch.fx.Node) -> str:
     x, kernel = node.args[0], node.args[1]
+    n = rank(x) - 2
     stride = arg(node, 2, "stride", []) or kernel
-    pads = spatial(arg(node, 3, "padding", 0), 2)
+    pads = spatial(arg(node, 3, "padding", 0), n)
     if arg(node, 6, "divisor_override") is not None:
-        raise Unsupported("avg_pool2d with divisor_override")
-    return b.emit("avg_pool", [b.value(x)], {"kernel": spatial(kernel, 2), "stride": spatial(stride, 2),
+        raise Unsupported("avg_pool with divisor_override")
+    return b.emit("avg_pool", [b.value(x)], {"kernel": spatial(kernel, n), "stride": spatial(stride, n),
                                              "padding": pads + pads,
                                              "ceil_mode": bool(arg(node, 4, "ceil_mode", False)),
                                              "count_include_pad": bool(arg(node, 5, "count_include_pad", True))})
+
+
+def adaptive_windows(size: int, out_size: int) -> List[Tuple[int, int]]:
+    """torch's adaptive pooling windows: [floor(k·in/out), ceil((k+1)·in/out))."""
+    return [((k * size) // out_size, -((-(k + 1) * size) // out_size)) for k in range(out_size)]
+
+
+@handles(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool1d.default)
+def adaptive_avg_pool(b: Builder, node: torch.fx.Node) -> str:
+    """A mean when the output is 1 everywhere, an avg_pool when each size
+    divides evenly, else the separable average: one constant averaging
+    matrix per spatial dim, applied by a matmul along it."""
+    x, out_sizes = node.args[0], list(node.args[1])
+    n, r = len(out_sizes), rank(x)
+    dims = list(range(r - n, r))
+    if all(o == 1 for o in out_sizes):
+        return b.emit("mean", [b.value(x)], {"dims": dims, "keepdim": True})
+    sizes = []
+    for d in dims:
+        s = static_size(x, d)
+        if s is None:
+            raise Unsupported("adaptive pooling over a symbolic size")
+        sizes.append(s)
+    if all(s % o == 0 for s, o in zip(sizes, out_sizes)):
+        kernel = [s // o for s, o in zip(sizes, out_sizes)]
+        return b.emit("avg_pool", [b.value(x)], {"kernel": kernel, "stride": kernel, "padding": [0] * (2 * n)})
+    dtype = out(node).dtype
+    v = b.value(x)
+    for d, s, o in zip(dims, sizes, out_sizes):
+        weights = [[0.0] * o for _ in range(s)]  # [in, out]: x (…, in) @ weights
+        for k, (lo, hi) in enumerate(adaptive_windows(s, o)):
+            for i in range(lo, hi):
+                weights[i][k] = 1.0 / (hi - lo)
+        matrix = b.emit("constant", [], {"value": Raw(repr(weights))}, type=f"{dtype_name(dtype)}[{s}, {o}]")
+        if d != r - 1:
+            v = b.emit("transpose", [v], {"dim0": d, "dim1": r - 1})
+        v = b.emit("matmul", [v, matrix])
+        if d != r - 1:
+            v = b.emit("transpose", [v], {"dim0": d, "dim1": r - 1})
+    return v
 
 
 @handles(aten.mm.default, aten.bmm.default)
@@ -509,11 +737,48 @@ def as_strided(b: Builder, node: torch.fx.Node) -> str:
     return b.emit("reshape", [b.value(x)], {"shape": shape_attr(node)})
 
 
+def resize_scales_agree(node: torch.fx.Node, scales: Any) -> None:
+    """torch maps an output index to an input coordinate by 1/scale when the
+    call gave scale factors, by in/out otherwise; graphc's resize uses
+    in/out, so a scale factor must give the same ratio."""
+    if not scales:
+        return
+    x = node.args[0]
+    for d, scale in enumerate(scales):
+        size_in, size_out = val(x).shape[2 + d], out(node).shape[2 + d]
+        if scale is None:
+            continue
+        if not isinstance(size_in, int) or not isinstance(size_out, int):
+            raise Unsupported("resizing a symbolic size by a scale factor")
+        if float(torch.tensor(1.0 / scale, dtype=torch.float32)) != float(torch.tensor(size_in / size_out,
+                                                                                      dtype=torch.float32)):
+            raise Unsupported(f"a scale factor {scale} that is not the ratio of the sizes {size_out}/{size_in}")
+
+
+def resize_scales(node: torch.fx.Node, spatial_dims: int) -> Any:
+    if node.target in (aten.upsample_nearest2d.vec, aten.upsample_bilinear2d.vec):
+        return arg(node, 3 if node.target is aten.upsample_bilinear2d.vec else 2, "scale_factors")
+    first = 3 if node.target is aten.upsample_bilinear2d.default else 2
+    return [arg(node, first + k, ["scales_h", "scales_w"][k]) for k in range(spatial_dims)]
+
+
 @handles(aten.upsample_nearest2d.default, aten.upsample_nearest2d.vec)
 def upsample_nearest(b: Builder, node: torch.fx.Node) -> str:
     # torch's nearest: source index floor(dst * in / out), ONNX's asymmetric + floor.
+    resize_scales_agree(node, resize_scales(node, 2))
     return b.emit("resize", [b.value(node.args[0])], {"size": shape_attr(node), "mode": "nearest",
                                                       "coordinates": "asymmetric", "nearest": "floor"})
+
+
+@handles(aten.upsample_bilinear2d.default, aten.upsample_bilinear2d.vec)
+def upsample_bilinear(b: Builder, node: torch.fx.Node) -> str:
+    """Bilinear: align_corners maps the corners onto each other; otherwise
+    half-pixel centres, a coordinate below 0 clamped to 0 (torch's, which
+    linear interpolation at the edge gives the same as)."""
+    resize_scales_agree(node, resize_scales(node, 2))
+    align = bool(arg(node, 2, "align_corners", False))
+    return b.emit("resize", [b.value(node.args[0])], {"size": shape_attr(node), "mode": "linear",
+                                                      "coordinates": "align_corners" if align else "half_pixel"})
 
 
 @handles(aten.index_select.default)
@@ -542,6 +807,26 @@ def full(b: Builder, node: torch.fx.Node) -> str:
         value = 1 if node.target in (aten.ones.default, aten.ones_like.default) else 0
     o = out(node)
     return b.emit("full", [], {"value": _scalar_attr(value, o.dtype)}, type=type_text(o))
+
+
+@handles(aten.empty.memory_format, aten.empty_strided.default, aten.empty_permuted.default, aten.new_empty.default,
+         aten.empty_like.default)
+def empty(b: Builder, node: torch.fx.Node) -> str:
+    """Memory torch leaves uninitialised: zeros (any values are as valid)."""
+    o = out(node)
+    return b.emit("full", [], {"value": _scalar_attr(0, o.dtype)}, type=type_text(o))
+
+
+@handles(aten.native_dropout.default)
+def native_dropout(b: Builder, node: torch.fx.Node) -> tuple:
+    """Dropout that drops nothing (p = 0 or not training): the input, and a
+    mask of ones. In training it draws random numbers from PyTorch's
+    generator, which graphc does not reproduce."""
+    x, p, train = node.args[0], node.args[1], arg(node, 2, "train", True)
+    if train and p != 0:
+        raise Unsupported("dropout in training draws random numbers from PyTorch's generator")
+    mask = b.emit("full", [], {"value": True}, type=type_text(val(node)[1]))
+    return (b.value(x), mask)
 
 
 def _scalar_attr(value: Any, dtype: torch.dtype) -> Any:

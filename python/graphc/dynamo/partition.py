@@ -29,6 +29,13 @@ from graphc.dynamo.translate import Builder, Translation, Unsupported, dtype_nam
 
 aten = torch.ops.aten
 
+# Assertions torch's decompositions add (one_hot's index bounds): PyTorch
+# runs them on graphc's results, raising as eager does. No tensor work.
+CHECKS = {
+    aten._assert_async.msg, aten._assert_async.default, aten._assert_scalar.default,
+    aten._functional_assert_async.msg,
+}
+
 # Ops that move no data: a partition of only these is not worth a call.
 SHAPE_OPS = {
     aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.permute.default, aten.t.default,
@@ -135,13 +142,15 @@ class GraphcSupport(OperatorSupportBase):
         self.views = views  # returned views, which PyTorch makes (returned_views)
 
     def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
-        if node in self.views:
+        if node in self.views or node.target in CHECKS:
             return False
         reason = why_unsupported(node)
         if reason is not None:
             # Size arithmetic on SymInts (s0 * s1) is no tensor work: it
             # stays in Python without a word.
-            if node.op == "call_function" and not isinstance(val(node), (torch.SymInt, torch.SymFloat, int, float)):
+            # (Nor is picking an output of an op left to PyTorch: the op is counted.)
+            if (node.op == "call_function" and node.target is not operator.getitem
+                    and not isinstance(val(node), (torch.SymInt, torch.SymFloat, int, float))):
                 self.reasons[node] = reason
             return False
         return True

@@ -1,0 +1,199 @@
+"""The zoo: models graphc was never tuned for, chosen automatically.
+
+- every classification and segmentation constructor in torchvision
+  (``torchvision.models.list_models``), ``weights=None``, batch 1 at the
+  model's own input size (224×224; 299×299 for Inception v3), or a smaller
+  one where the sweep is capped (--image);
+- every architecture of transformers' model-type registry that has a
+  causal-LM, sequence-classification or image-classification head: a tiny
+  config built from the config class's defaults with small widths and two
+  layers, the base model and the head model each one entry.
+
+Each entry builds with seed 0, in eval mode, its statistics and zero
+parameters moved away from identity (make_models.make_nontrivial: a
+BatchNorm that is an identity hides a wrong fold). An entry is a name and a
+function returning (module, example kwargs).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from typing import Any, Callable, Dict, List, Tuple
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
+
+Entry = Callable[[], Tuple[torch.nn.Module, Dict[str, torch.Tensor]]]
+
+# --- torchvision -----------------------------------------------------------------------
+
+IMAGE_SIZES = {"inception_v3": 299}
+
+
+def torchvision_entries(image: int = 224) -> Dict[str, Entry]:
+    import torchvision.models as models
+
+    entries: Dict[str, Entry] = {}
+    for module, kind in ((models, "classification"), (models.segmentation, "segmentation")):
+        for name in models.list_models(module=module):
+            def build(name=name, kind=kind) -> Tuple[torch.nn.Module, Dict[str, torch.Tensor]]:
+                kwargs: Dict[str, Any] = {"weights": None}
+                if kind == "segmentation":
+                    kwargs["weights_backbone"] = None
+                if name == "inception_v3" or name == "googlenet":
+                    kwargs["aux_logits"] = False
+                    kwargs["init_weights"] = True
+                model = models.get_model(name, **kwargs)
+                size = IMAGE_SIZES.get(name, image)
+                g = torch.Generator().manual_seed(1)
+                return model, {"x": torch.randn(1, 3, size, size, generator=g)}
+
+            entries[f"tv/{name}"] = build
+    return entries
+
+
+# --- Hugging Face transformers -----------------------------------------------------------
+
+# Small sizes for whichever of these a config has (the names vary by family).
+SMALL = {
+    "hidden_size": 64, "d_model": 64, "n_embd": 64, "embed_dim": 64, "dim": 64, "hidden_dim": 128,
+    "num_hidden_layers": 2, "num_layers": 2, "n_layer": 2, "n_layers": 2, "encoder_layers": 2, "decoder_layers": 2,
+    "num_decoder_layers": 2, "num_encoder_layers": 2,
+    "num_attention_heads": 4, "n_head": 4, "n_heads": 4, "encoder_attention_heads": 4, "decoder_attention_heads": 4,
+    "num_heads": 4, "num_key_value_heads": 2, "num_kv_heads": 2, "multi_query_group_num": 2,
+    "intermediate_size": 128, "d_ff": 128, "ffn_dim": 128, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128,
+    "n_inner": 128, "d_kv": 16, "head_dim": 16, "kv_channels": 16, "attention_head_size": 16,
+    "vocab_size": 1000, "max_position_embeddings": 256, "n_positions": 256, "max_seq_len": 256,
+    "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4, "moe_intermediate_size": 64,
+    "num_experts_per_tok": 2, "expert_intermediate_size": 64, "shared_expert_intermediate_size": 64,
+    "image_size": 64, "patch_size": 8, "num_channels": 3,
+    "use_cache": False, "num_labels": 3, "tie_word_embeddings": True,
+}
+TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id",
+             "decoder_start_token_id", "mask_token_id", "unk_token_id")
+SEQUENCE = 16
+BATCH = 2
+
+
+def small_config(model_type: str) -> Any:
+    from transformers import CONFIG_MAPPING
+
+    config = CONFIG_MAPPING[model_type]()
+    # Sizes derived from the hidden size (a pooler's, a projection's) follow it.
+    hidden = {name: getattr(config, name) for name in ("hidden_size", "d_model", "n_embd")
+              if isinstance(getattr(config, name, None), int)}
+    for attr in list(vars(config)):
+        value = getattr(config, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool) and attr not in SMALL and any(
+                key in attr for key in ("hidden_size", "_dim", "embedding_size")) and value in hidden.values():
+            setattr(config, attr, SMALL["hidden_size"])
+    for attr, value in SMALL.items():
+        current = getattr(config, attr, None)
+        if current is None or isinstance(current, bool) != isinstance(value, bool):
+            continue
+        if isinstance(current, (int, float, bool)):
+            setattr(config, attr, value)
+    for attr in ("depths", "hidden_sizes", "num_heads", "embed_dims", "layers_per_block"):
+        current = getattr(config, attr, None)
+        if isinstance(current, (list, tuple)) and current and all(isinstance(v, int) for v in current):
+            if attr == "depths" or attr == "layers_per_block":
+                setattr(config, attr, [1] * len(current))
+            elif attr == "num_heads":
+                setattr(config, attr, [min(v, 2) for v in current])
+            else:
+                setattr(config, attr, [16 * (2 ** k) for k in range(len(current))])
+    vocab = getattr(config, "vocab_size", None)
+    if isinstance(vocab, int):
+        for attr in TOKEN_IDS:
+            v = getattr(config, attr, None)
+            if isinstance(v, int) and v >= vocab:
+                setattr(config, attr, vocab - 1)
+    return config
+
+
+def model_inputs(model: torch.nn.Module, config: Any) -> Dict[str, torch.Tensor]:
+    """Example inputs for the model's forward, from its main input's name."""
+    g = torch.Generator().manual_seed(1)
+    main = getattr(model, "main_input_name", "input_ids")
+    params = inspect.signature(model.forward).parameters
+    if main == "input_ids":
+        vocab = int(getattr(config, "vocab_size", 1000) or 1000)
+        inputs = {"input_ids": torch.randint(3, vocab, (BATCH, SEQUENCE), generator=g)}
+        if "decoder_input_ids" in params and getattr(config, "is_encoder_decoder", False):
+            inputs["decoder_input_ids"] = torch.randint(3, vocab, (BATCH, SEQUENCE // 2), generator=g)
+        return inputs
+    if main == "pixel_values":
+        channels = int(getattr(config, "num_channels", 3) or 3)
+        size = getattr(config, "image_size", 64)
+        size = size if isinstance(size, int) else 64
+        return {"pixel_values": torch.randn(BATCH, channels, size, size, generator=g)}
+    raise ValueError(f"no example inputs for a model whose main input is {main!r}")
+
+
+def hf_architectures() -> List[Tuple[str, str]]:
+    """(model type, head) for every architecture with a causal-LM, sequence
+    classification or image classification head, sorted by type."""
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                        MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING_NAMES,
+                                                        MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES,
+                                                        MODEL_MAPPING_NAMES)
+
+    chosen = []
+    for model_type in sorted(set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) | set(MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES)
+                             | set(MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING_NAMES)):
+        if model_type not in MODEL_MAPPING_NAMES:
+            continue
+        head = ("causal_lm" if model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+                else "seq_cls" if model_type in MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES else "image_cls")
+        chosen.append((model_type, head))
+    return chosen
+
+
+def hf_entries() -> Dict[str, Entry]:
+    from transformers import (AutoModel, AutoModelForCausalLM, AutoModelForImageClassification,
+                              AutoModelForSequenceClassification)
+
+    classes = {"base": AutoModel, "causal_lm": AutoModelForCausalLM, "seq_cls": AutoModelForSequenceClassification,
+               "image_cls": AutoModelForImageClassification}
+    entries: Dict[str, Entry] = {}
+    for model_type, head in hf_architectures():
+        for which in ("base", head):
+            def build(model_type=model_type, which=which) -> Tuple[torch.nn.Module, Dict[str, torch.Tensor]]:
+                config = small_config(model_type)
+                model = classes[which].from_config(config, attn_implementation="eager")
+                return model, model_inputs(model, config)
+
+            entries[f"hf/{model_type}/{which}"] = build
+    return entries
+
+
+def catalogue(image: int = 224) -> Dict[str, Entry]:
+    return {**torchvision_entries(image), **hf_entries()}
+
+
+def build(entry: Entry) -> Tuple[torch.nn.Module, Dict[str, torch.Tensor]]:
+    """An entry's model, seeded, in eval mode, made non-trivial."""
+    from make_models import make_nontrivial
+
+    torch.manual_seed(0)
+    with torch.no_grad():
+        model, inputs = entry()
+        model = model.eval()
+        make_nontrivial(model)
+    return model, inputs
+
+
+# The CI subset: a few of each kind, chosen for what they exercise (the
+# Swin mask's slice writes, depthwise and grouped convolutions, squeeze
+# and excitation, a segmentation head's resize, GQA with RoPE, relative
+# attention), small enough to run in a few minutes on 2 cores.
+CI_SUBSET = [
+    "tv/swin_t", "tv/mobilenet_v3_small", "tv/regnet_y_400mf", "tv/shufflenet_v2_x0_5",
+    "tv/lraspp_mobilenet_v3_large",
+    "hf/llama/causal_lm", "hf/deberta-v2/seq_cls", "hf/segformer/image_cls", "hf/qwen2/causal_lm",
+    "hf/bert/base",
+]
