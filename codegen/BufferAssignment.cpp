@@ -58,7 +58,9 @@ bool Bytes::fitsIn(const Bytes& capacity) const {
 int64_t Bytes::evaluate(const SymbolBindings& sizes) const {
   int64_t n = coefficient;
   for (const std::string& s : symbols) {
-    std::optional<int64_t> next = ir::mulSizes(n, sizes.at(s));
+    std::optional<int64_t> value = ir::factorValue(s, sizes);
+    if (!value) throw Error(fmt::format("the size {} has no value for {}", s, bindingsText(sizes)));
+    std::optional<int64_t> next = ir::mulSizes(n, *value);
     if (!next) throw Error(fmt::format("the buffer of {} bytes overflows int64 for {}", str(), bindingsText(sizes)));
     n = *next;
   }

@@ -610,8 +610,22 @@ TypeRuleResult slice(const OpInfo&, const TypeRuleInput& in) {
   Shape out = x.shape;
   const Dim& size = x.shape[*axis];
   if (!size.isStatic()) {
-    if (start == 0 && end == INT64_MAX && step == 1) return one(x);
-    return fail(fmt::format("'slice' of the symbolic size {} must take the whole dim", toString(size)));
+    // From a static start to the end, or to a static distance before it:
+    // the size is a sum, S - start - j, which a run whose S is too small
+    // reports as a negative size (Python's slicing would give fewer).
+    const int64_t fromEnd = end == INT64_MAX ? 0 : -end;
+    if (step == 1 && start >= 0 && fromEnd >= 0) {
+      std::optional<Dim> taken = subtract(size, Dim::of(start));
+      if (taken) taken = subtract(*taken, Dim::of(fromEnd));
+      if (taken) {
+        out[*axis] = *taken;
+        return one(TensorType{x.dtype, out});
+      }
+    }
+    return fail(
+        fmt::format("'slice' of the symbolic size {} takes the whole dim, or runs with step 1 from a "
+                    "start >= 0 to the end or to a negative end",
+                    toString(size)));
   }
   // As Python slicing: negative bounds count from the end, then clamp.
   auto clampIndex = [&](int64_t i) {
@@ -630,25 +644,19 @@ TypeRuleResult concat(const OpInfo& op, const TypeRuleInput& in) {
   int64_t d = in.attrs.find("dim")->i;
   auto axis = normalizeAxis(d, first.rank());
   if (!axis) return fail(fmt::format("'concat' dim {} is out of range for rank {}", d, first.rank()));
-  int64_t total = 0;
-  bool symbolic = false;
+  Dim total = Dim::of(0);
   for (const TensorType& t : in.operands) {
     if (t.rank() != first.rank())
       return fail(fmt::format("'concat' operands differ in rank: {} vs {}", toString(first), toString(t)));
     for (int64_t k = 0; k < t.rank(); ++k)
       if (k != *axis && t.shape[k] != first.shape[k])
         return fail(fmt::format("'concat' operands differ in dim {}: {} vs {}", k, toString(first), toString(t)));
-    if (!t.shape[*axis].isStatic())
-      symbolic = true;
-    else if (std::optional<int64_t> sum = addSizes(total, t.shape[*axis].size))
-      total = *sum;
-    else
-      return fail("'concat' size overflows");
+    std::optional<Dim> sum = add(total, t.shape[*axis]);  // a sum of symbols along a symbolic dim: (P+1)
+    if (!sum) return fail("'concat' size overflows");
+    total = *sum;
   }
-  if (symbolic && in.operands.size() > 1)
-    return fail("'concat' along a symbolic size is not supported (the result size would be a sum of symbols)");
   Shape out = first.shape;
-  if (!symbolic) out[*axis] = Dim::of(total);
+  out[*axis] = total;
   return one(TensorType{first.dtype, out});
 }
 

@@ -49,9 +49,13 @@ std::optional<int64_t> alignUp(int64_t n, int64_t align) {
 int64_t checkedValue(const Dim& d, const SymbolBindings& sizes, std::string_view what) {
   int64_t v = d.size;
   for (const std::string& f : d.factors()) {
-    auto it = sizes.find(f);
-    if (it == sizes.end()) throw Error(fmt::format("{}: symbolic size '{}' has no value", what, f));
-    v = checkedMul(v, it->second, what);
+    std::optional<int64_t> x = factorValue(f, sizes);
+    if (!x) {
+      for (const std::string& s : symbolsOf(Dim{1, f}))
+        if (!sizes.count(s)) throw Error(fmt::format("{}: symbolic size '{}' has no value", what, s));
+      throw Error(fmt::format("{}: the size {} is negative or overflows int64 for these sizes", what, f));
+    }
+    v = checkedMul(v, *x, what);
   }
   return v;
 }

@@ -1,7 +1,9 @@
 // Tensor types: a dtype and a shape whose dims are integers or symbolic
-// sizes: NAMEs bound by the graph's inputs at run time, and products of
-// them with a constant factor (`4*B`, `B*S`), which is what reshaping a
-// dynamic batch makes — torch's SymInt products, without sums.
+// sizes: NAMEs bound by the graph's inputs at run time, products of them
+// with a constant factor (`4*B`, `B*S`), which is what reshaping a dynamic
+// batch makes, and sums (`(P+1)`, `2*(S-1)`), which is what a KV cache
+// grown by a token or a slice of a symbolic dim makes — torch's SymInt
+// arithmetic without division.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +18,14 @@
 namespace graphc::ir {
 
 /// One dimension: a static size, or a symbolic one — a constant factor
-/// times one or more symbols (`B`, `4*B`, `B*S`), kept in one canonical
-/// form so that equal sizes compare equal.
+/// times one or more symbols (`B`, `4*B`, `B*S`), or times one sum in
+/// parentheses (`(P+1)`, `2*(S-1)`, `(B*S+P)`: integer multiples of
+/// products of symbols, sorted, the constant last, their common factor
+/// taken out), kept in one canonical form so that equal sizes compare
+/// equal. Every Dim is made through the functions below, which keep it so.
 struct Dim {
   int64_t size = 0;    // static: the size; symbolic: the constant factor (≥ 1)
-  std::string symbol;  // the symbols, sorted and joined by '*' ("B*S"); empty when static
+  std::string symbol;  // the symbols, sorted and joined by '*' ("B*S"), or one sum ("(P+1)"); empty when static
 
   static Dim of(int64_t n) { return Dim{n, {}}; }
   static Dim sym(std::string name) { return Dim{1, std::move(name)}; }
@@ -28,9 +33,10 @@ struct Dim {
   static Dim product(int64_t factor, std::vector<std::string> symbols);
   bool isStatic() const { return symbol.empty(); }
   bool isStatic(int64_t n) const { return symbol.empty() && size == n; }
-  /// Whether the dim is one symbol alone (`B`, not `2*B` or `B*S`).
-  bool isSymbol() const { return !symbol.empty() && size == 1 && symbol.find('*') == std::string::npos; }
-  /// The symbols of a symbolic dim, sorted, with repeats (`B*B`).
+  /// Whether the dim is one symbol alone (`B`, not `2*B`, `B*S` or `(P+1)`).
+  bool isSymbol() const { return !symbol.empty() && size == 1 && symbol.find_first_of("*(") == std::string::npos; }
+  /// The factors of a symbolic dim: its symbols, sorted, with repeats
+  /// (`B*B`), or its one sum (`(P+1)`). factorValue gives each one's value.
   std::vector<std::string> factors() const;
   bool operator==(const Dim&) const = default;
 };
@@ -50,10 +56,22 @@ struct TensorType {
   bool operator==(const TensorType&) const = default;
 };
 
-/// a · b; nullopt when the constant factor overflows.
+/// a · b; nullopt when a coefficient overflows.
 std::optional<Dim> multiply(const Dim& a, const Dim& b);
-/// a / b when it is exact (b's symbols among a's, its factor dividing a's).
+/// a / b when it is exact (every term of a a multiple of b's one term, or a
+/// an integer multiple of b).
 std::optional<Dim> divide(const Dim& a, const Dim& b);
+/// a + b and a - b; nullopt when a coefficient overflows or the result is
+/// negative whatever the symbols' values (a size cannot be).
+std::optional<Dim> add(const Dim& a, const Dim& b);
+std::optional<Dim> subtract(const Dim& a, const Dim& b);
+/// The value of one factor (a symbol, or a sum such as `(P+1)`) once its
+/// symbols are bound; nullopt when one is not, the value overflows, or it
+/// is negative.
+std::optional<int64_t> factorValue(std::string_view factor, const SymbolBindings& bindings);
+/// The symbols a dim's value depends on, sorted, without repeats (`(B*S+P)`:
+/// B, P, S): what must be bound for it to have one.
+std::vector<std::string> symbolsOf(const Dim& d);
 /// The product of a shape's dims; nullopt when it overflows.
 std::optional<Dim> numElements(const Shape& s);
 /// The dim's value once its symbols are bound; nullopt when one is not, or

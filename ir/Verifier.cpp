@@ -16,9 +16,12 @@ class GraphVerifier {
   GraphVerifier(const Graph& g, DiagnosticEngine& diags) : graph_(g), diags_(diags) {}
 
   bool run() {
+    // A parameter's dim binds its symbols when it is a product of them
+    // (the runtime solves `4*B` for B); a sum (`(P+1)`) binds nothing.
     for (const auto& p : graph_.body.params())
       for (const Dim& d : p->type.shape)
-        for (const std::string& f : d.factors()) boundSymbols_.insert(f);
+        for (const std::string& f : d.factors())
+          if (f.front() != '(') boundSymbols_.insert(f);
     region(graph_.body);
     const Region& body = graph_.body;
     if (body.returnTypes() != graph_.resultTypes)
@@ -46,7 +49,7 @@ class GraphVerifier {
         else if (bytes)
           bytes = mulSizes(*bytes, d.size);
       } else {
-        for (const std::string& f : d.factors())
+        for (const std::string& f : symbolsOf(d))
           if (!boundSymbols_.count(f))
             error(loc, fmt::format("symbolic size '{}' in {} is not bound by any parameter of @{}", f, toString(t),
                                    graph_.name));

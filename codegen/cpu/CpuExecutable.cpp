@@ -252,7 +252,8 @@ class Binder {
     b.kernel = kernels_.at(static_cast<size_t>(s.kernel)).get();
     for (Tensor& t : b.inputs) b.buffers.push_back(t.data());
     for (Tensor& t : b.outputs) b.buffers.push_back(t.data());
-    for (const std::string& sym : b.kernel->signature.symbols) b.sizes.push_back(sizes_.at(sym));
+    for (const std::string& sym : b.kernel->signature.symbols)
+      b.sizes.push_back(ir::checkedValue(ir::Dim{1, sym}, sizes_, "a kernel's size"));
     b.total = extent(k.outer, sizes_);
     if (s.kind == StepPlan::Kind::Kernel) {
       // Chunks of at least ~32k elements of pointwise work, ~8k of a

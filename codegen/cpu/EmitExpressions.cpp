@@ -78,7 +78,7 @@ llvm::Value* Emitter::select(const Expr& e) {
     llvm::BasicBlock* next = nullptr;
     if (k + 1 < e.args.size()) {
       next = llvm::BasicBlock::Create(ctx_, "piece.next", fn_);
-      b_.CreateCondBr(b_.CreateICmpSLT(i, c64(e.bounds[k])), arm, next);
+      b_.CreateCondBr(b_.CreateICmpSLT(i, index(e.bounds[k])), arm, next);
     } else {
       b_.CreateBr(arm);
     }

@@ -143,7 +143,8 @@ void Binding::bindLaunch(BoundStep& s) {
   const CudaKernel& info = m_.source.kernels.at(static_cast<size_t>(s.plan->kernel));
   for (DeviceTensor& t : s.inputs) s.pointers.push_back(t.data);
   for (DeviceTensor& t : s.outputs) s.pointers.push_back(t.data);
-  for (const std::string& sym : info.symbols) s.extents.push_back(sizes_.at(sym));
+  for (const std::string& sym : info.symbols)
+    s.extents.push_back(ir::checkedValue(ir::Dim{1, sym}, sizes_, "a kernel's size"));
   const int64_t total = extent(k.outer);
   s.block = dim3(static_cast<unsigned>(info.blockThreads));
   switch (info.strategy) {

@@ -168,9 +168,9 @@ std::string KernelWriter::select(const Expr& e) {
   line("{} {};", computeType(e.dtype), result);
   for (size_t k = 0; k < e.args.size(); ++k) {
     const bool last = k + 1 == e.args.size();
-    const std::string head = k == 0 ? fmt::format("if ({} < {}ll)", i, e.bounds[k])
+    const std::string head = k == 0 ? fmt::format("if ({} < {})", i, index(e.bounds[k]))
                              : last ? std::string("else")
-                                    : fmt::format("else if ({} < {}ll)", i, e.bounds[k]);
+                                    : fmt::format("else if ({} < {})", i, index(e.bounds[k]));
     open(head);
     line("{} = {};", result, value(e.args[k]));
     close();

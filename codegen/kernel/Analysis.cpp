@@ -39,6 +39,7 @@ void collectSymbols(const IndexPtr& e, std::set<std::string>& out) {
 void collectSymbols(const ExprPtr& e, std::set<std::string>& out, std::unordered_set<const Expr*>& seen) {
   if (!seen.insert(e.get()).second) return;
   for (const IndexPtr& i : e->index) collectSymbols(i, out);
+  for (const IndexPtr& i : e->bounds) collectSymbols(i, out);
   for (const ExprPtr& a : e->args) collectSymbols(a, out, seen);
 }
 

@@ -64,8 +64,8 @@ struct Expr {
   OpId op = OpId::Add;          // Op, Reduce (sum, mean, amax, amin, prod)
   AttrMap attrs;                // Op: e.g. cast's dtype, clamp's bounds
   std::vector<std::shared_ptr<const Expr>> args;
-  std::vector<int64_t> bounds;  // Select
-  std::vector<IndexPtr> sizes;  // InBounds
+  std::vector<IndexPtr> bounds;  // Select: a symbolic bound where a piece has a symbolic size
+  std::vector<IndexPtr> sizes;   // InBounds
 };
 using ExprPtr = std::shared_ptr<const Expr>;
 

@@ -343,12 +343,12 @@ ExprPtr Lowerer::compute(const Value* v, const Indices& idx) {
     const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, static_cast<int64_t>(shape.size()));
     e->kind = Expr::Kind::Select;
     e->index = {idx[d]};
-    int64_t start = 0;
+    IndexPtr start = Index::constant(0);
     for (const Value* operand : n.operands) {
       Indices shifted = idx;
-      shifted[d] = add(idx[d], Index::constant(-start));
+      shifted[d] = add(idx[d], mul(Index::constant(-1), start));  // read only where idx[d] >= start
       e->args.push_back(eval(operand, shifted));
-      start += operand->type.shape[d].isStatic() ? operand->type.shape[d].size : 0;
+      start = add(start, Index::dim(operand->type.shape[d]));
       e->bounds.push_back(start);
     }
     return e;

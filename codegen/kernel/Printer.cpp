@@ -150,9 +150,10 @@ class Printer {
       case Expr::Kind::Select: {
         std::string s = "select(";
         for (size_t k = 0; k < e->args.size(); ++k)
-          s += fmt::format("{}{}{}", k ? ", " : "",
-                           k + 1 < e->args.size() ? fmt::format("{} < {}: ", toString(e->index[0]), e->bounds[k]) : "",
-                           render(e->args[k], inReduce));
+          s += fmt::format(
+              "{}{}{}", k ? ", " : "",
+              k + 1 < e->args.size() ? fmt::format("{} < {}: ", toString(e->index[0]), toString(e->bounds[k])) : "",
+              render(e->args[k], inReduce));
         return s + ")";
       }
       case Expr::Kind::Op: {

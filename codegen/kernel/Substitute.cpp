@@ -31,6 +31,7 @@ ExprPtr VarSubstitution::expr(const ExprPtr& e) {
   auto rebuilt = std::make_shared<Expr>(*e);
   for (IndexPtr& i : rebuilt->index) i = index(i);
   for (IndexPtr& i : rebuilt->sizes) i = index(i);
+  for (IndexPtr& i : rebuilt->bounds) i = index(i);
   for (ExprPtr& a : rebuilt->args) a = expr(a);
   return exprs_[e.get()] = rebuilt;
 }

@@ -90,8 +90,7 @@ Graph Graph::withStaticDims(const std::map<std::string, int64_t>& sizes) const {
     bool found = false;
     for (const auto& p : g.body.params())
       for (const ir::Dim& d : p->type.shape)
-        for (const std::string& factor : d.isStatic() ? std::vector<std::string>{} : d.factors())
-          found = found || factor == symbol;
+        for (const std::string& s : ir::symbolsOf(d)) found = found || s == symbol;
     if (!found) throw Error(fmt::format("graph @{} has no symbolic size {}", g.name, symbol));
     if (size < 0) throw Error(fmt::format("{} = {}: a size cannot be negative", symbol, size));
   }

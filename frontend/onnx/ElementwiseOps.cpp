@@ -62,8 +62,10 @@ std::optional<std::pair<ShapeValue, ShapeValue>> shapeOperands(NodeContext& c, s
 }
 
 /// Mul, Div, Add, Sub of sizes, where one is symbolic (TorchScript exports
-/// compute a reshape's target as shape[0] * shape[1]): products and exact
-/// quotients stay symbolic sizes; a sum or difference must be static.
+/// compute a reshape's target as shape[0] * shape[1]; a decode step with a
+/// KV cache, the cache's length plus one): products, exact quotients, sums
+/// and differences stay symbolic sizes (a difference that is negative
+/// whatever the symbols, or a division that is not exact, is unsupported).
 template <OpId op>
 bool shapeArithmetic(NodeContext& c) {
   auto operands = shapeOperands(c, 0, 1);
@@ -89,15 +91,16 @@ bool shapeArithmetic(NodeContext& c) {
       r = ir::multiply(a, b);
     } else if (op == OpId::Div) {
       r = ir::divide(a, b);
-    } else if (b.isStatic(0)) {
-      r = a;  // + 0, - 0
-    } else if (op == OpId::Add && a.isStatic(0)) {
-      r = b;
+    } else if (op == OpId::Add) {
+      r = ir::add(a, b);
+    } else {
+      r = ir::subtract(a, b);
     }
     if (!r)
       c.unsupported(fmt::format("{} of symbolic sizes", c.node.op_type()),
-                    fmt::format("{} of the sizes {} and {} is not a product of symbols", c.node.op_type(),
-                                ir::toString(a), ir::toString(b)));
+                    fmt::format("{} of the sizes {} and {} is not a size graphc can write (an exact quotient or "
+                                "a sum of products of symbols that is not negative)",
+                                c.node.op_type(), ir::toString(a), ir::toString(b)));
     out.dims.push_back(*r);
   }
   c.setShapeOutput(0, out);
@@ -253,7 +256,9 @@ void cast(NodeContext& c) {
     c.unsupported("to " + onnxTypeName(static_cast<int32_t>(to)),
                   fmt::format("cast to {} is not supported", onnxTypeName(static_cast<int32_t>(to))));
   if (c.isShape(0) && (*t == ir::DType::I64 || *t == ir::DType::I32)) {  // sizes stay sizes
-    c.setShapeOutput(0, c.shapeInput(0, "the input"));
+    ShapeValue v = c.shapeInput(0, "the input");
+    v.dtype = *t;
+    c.setShapeOutput(0, v);
     return;
   }
   c.setOutput(0, c.op(OpId::Cast, {c.required(0)}, oneAttr("dtype", ir::Attribute::ofDType(*t))));

@@ -67,6 +67,7 @@ class Importer;
 struct ShapeValue {
   std::vector<ir::Dim> dims;
   bool scalar = false;
+  ir::DType dtype = ir::DType::I64;  // as ONNX has it: Shape's int64, or what a Cast made it
   bool isStatic() const;
 };
 
@@ -85,9 +86,9 @@ class NodeContext {
   const int64_t opset;  // of the default domain
 
   size_t numInputs() const { return inputs_.size(); }
-  /// Null for an absent optional input; fails (unsupported) for an input
-  /// that is a ShapeValue, which has no IR value.
-  ir::Value* input(size_t k) const;
+  /// Null for an absent optional input. An input that is a ShapeValue is
+  /// computed as a tensor (materialize) for an op that reads it as data.
+  ir::Value* input(size_t k);
   /// Whether input k is given (as a value or as a ShapeValue).
   bool present(size_t k) const { return k < inputs_.size() && (inputs_[k] || shapeInputs_[k]); }
   /// Whether input k is a ShapeValue with symbolic sizes.
@@ -98,7 +99,7 @@ class NodeContext {
   /// Output k as a shape: a constant when every size is static.
   void setShapeOutput(size_t k, const ShapeValue& v);
   /// Fails when input k is absent.
-  ir::Value* required(size_t k) const;
+  ir::Value* required(size_t k);
   /// The value of input k when it is known at import time: an initializer,
   /// a Constant, something computed from those alone, or a graph input the
   /// import was given a value for (the graph is then specialised on it).
@@ -126,6 +127,12 @@ class NodeContext {
   /// A `constant` holding `value`.
   ir::Value* constantOf(const runtime::Tensor& value);
   ir::Value* scalar(ir::DType dtype, double value);
+  /// A symbolic size's value as a scalar of an integer dtype: the sum of as
+  /// many ones (a size reaches a value only through a shape; the sum is
+  /// linear in it, and a decode step's position is small beside its model).
+  ir::Value* sizeValue(const ir::Dim& size, ir::DType dtype);
+  /// A shape's sizes as a tensor ([n], or [] for a scalar) of its dtype.
+  ir::Value* materialize(const ShapeValue& v);
   /// A scalar of v's dtype.
   ir::Value* scalarLike(const ir::Value* v, double value) { return scalar(v->type.dtype, value); }
 

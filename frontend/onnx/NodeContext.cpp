@@ -29,14 +29,26 @@ NodeContext::NodeContext(Importer& importer, const onnx::NodeProto& node, ir::Re
   shapeInputs_.resize(inputs_.size(), nullptr);
 }
 
-ir::Value* NodeContext::input(size_t k) const {
-  if (isShape(k))
-    unsupported(
-        "on a symbolic shape",
-        fmt::format("input {} ('{}') is the shape of a tensor with symbolic sizes; graphc can use it only as a shape "
-                    "(Reshape, Expand, ConstantOfShape), not as data",
-                    k, node.input(static_cast<int>(k))));
+ir::Value* NodeContext::input(size_t k) {
+  if (isShape(k) && !inputs_[k]) inputs_[k] = materialize(*shapeInputs_[k]);
   return k < inputs_.size() ? inputs_[k] : nullptr;
+}
+
+ir::Value* NodeContext::sizeValue(const ir::Dim& size, ir::DType dtype) {
+  ir::Node* ones = ir::insertNode(region, region.nodes().size(), ir::OpId::Full, {},
+                                  oneAttr("value", ir::Attribute::ofInt(1)), {{dtype, {size}}}, loc);
+  return cast(op(ir::OpId::Sum, {ones->result()}), dtype);  // integers sum to i64
+}
+
+ir::Value* NodeContext::materialize(const ShapeValue& v) {
+  std::vector<ir::Value*> parts;
+  for (const ir::Dim& d : v.dims) {
+    ir::Value* size = d.isStatic() ? scalar(v.dtype, static_cast<double>(d.size)) : sizeValue(d, v.dtype);
+    parts.push_back(op(ir::OpId::Unsqueeze, {size}, oneAttr("dim", ir::Attribute::ofInt(0))));
+  }
+  if (parts.empty()) return constantOf(runtime::Tensor(v.dtype, {0}));
+  ir::Value* out = parts.size() == 1 ? parts[0] : op(ir::OpId::Concat, parts, oneAttr("dim", ir::Attribute::ofInt(0)));
+  return v.scalar ? op(ir::OpId::Squeeze, {out}, oneAttr("dim", ir::Attribute::ofInt(0))) : out;
 }
 
 ShapeValue NodeContext::shapeInput(size_t k, std::string_view what) const {
@@ -56,7 +68,7 @@ void NodeContext::setShapeOutput(size_t k, const ShapeValue& v) {
     importer.defineShape(node.output(static_cast<int>(k)), v);
     return;
   }
-  runtime::Tensor t(ir::DType::I64,
+  runtime::Tensor t(v.dtype,
                     v.scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(v.dims.size())});
   for (size_t i = 0; i < v.dims.size(); ++i) t.setInt(static_cast<int64_t>(i), v.dims[i].size);
   setOutput(k, constantOf(t));
@@ -70,14 +82,14 @@ void NodeContext::unsupported(const std::string& feature, const std::string& mes
   throw Unsupported(fmt::format("{} {}", node.op_type(), feature), fmt::format("'{}': {}", node.op_type(), message));
 }
 
-ir::Value* NodeContext::required(size_t k) const {
+ir::Value* NodeContext::required(size_t k) {
   if (!present(k)) fail(fmt::format("input {} is required", k));
   return input(k);
 }
 
 std::optional<runtime::Tensor> NodeContext::constant(size_t k) const {
   if (isShape(k)) return std::nullopt;
-  ir::Value* v = input(k);
+  ir::Value* v = k < inputs_.size() ? inputs_[k] : nullptr;
   if (!v) return std::nullopt;
   if (ir::Value* c = importer.specialise(v)) inputs_[k] = v = c;
   return importer.knownValue(v, /*specialiseInputs=*/true);

@@ -133,24 +133,55 @@ void constantOfShape(NodeContext& c) {
 /// Range: known bounds make a constant; a limit that is a symbolic size
 /// (torch.arange(batch) in a dynamic-batch export) with start 0 and delta
 /// 1 becomes iota over that size.
+/// A scalar operand of Range that is a size: a symbolic shape element, or
+/// an integer constant.
+std::optional<ir::Dim> rangeBound(NodeContext& c, size_t k, const char* what) {
+  if (!c.isShape(k)) return std::nullopt;
+  const ShapeValue v = c.shapeInput(k, what);
+  if (!v.scalar || v.dims.size() != 1) c.fail(fmt::format("{} must be a scalar", what));
+  return v.dims[0];
+}
+
+/// Range: a constant when start and limit are known at import time; an
+/// iota when one is a symbolic size (a decode step's positions run from the
+/// cache's length P to P+1), its length limit - start over the step, which
+/// must be an exact size.
 void range(NodeContext& c) {
-  runtime::Tensor start = c.requireConstant(0, "'start'"), delta = c.requireConstant(2, "'delta'");
-  for (const runtime::Tensor* t : {&start, &delta})
-    if (t->numel() != 1)
-      c.fail(fmt::format("'start', 'limit' and 'delta' must be scalars, got {}", ir::toString(t->type())));
+  runtime::Tensor delta = c.requireConstant(2, "'delta'");
+  if (delta.numel() != 1) c.fail(fmt::format("'delta' must be a scalar, got {}", ir::toString(delta.type())));
   const double d = delta.getDouble(0);
   if (d == 0) c.fail("'delta' is zero");
-  if (c.isShape(1)) {
-    const ShapeValue limit = c.shapeInput(1, "'limit'");
-    if (!limit.scalar || limit.dims.size() != 1) c.fail("'limit' must be a scalar");
-    if (start.getDouble(0) != 0 || d != 1)
-      c.unsupported("to a symbolic limit", fmt::format("a range to the symbolic size {} must start at 0 with step 1",
-                                                       ir::toString(limit.dims[0])));
-    ir::Node* iota = ir::insertNode(c.region, c.region.nodes().size(), OpId::Iota, {},
-                                    oneAttr("dim", ir::Attribute::ofInt(0)), {{start.dtype(), {limit.dims[0]}}}, c.loc);
-    c.setOutput(0, iota->result());
+  std::optional<ir::Dim> startSize = rangeBound(c, 0, "'start'"), limitSize = rangeBound(c, 1, "'limit'");
+  if (startSize || limitSize) {
+    const ir::DType dtype = delta.dtype();  // ONNX: start, limit and delta share one
+    if (ir::isFloat(dtype) || d != std::floor(d))
+      c.unsupported("over symbolic sizes in floats", "a range over symbolic sizes must be of integers");
+    auto sizeOf = [&](size_t k, const std::optional<ir::Dim>& s, const char* what) {
+      if (s) return *s;
+      runtime::Tensor t = c.requireConstant(k, what);
+      if (t.numel() != 1) c.fail(fmt::format("{} must be a scalar", what));
+      if (t.getInt(0) < 0) c.unsupported("from a negative bound", "a range over symbolic sizes must not go below 0");
+      return ir::Dim::of(t.getInt(0));
+    };
+    const ir::Dim start = sizeOf(0, startSize, "'start'"), limit = sizeOf(1, limitSize, "'limit'");
+    const auto step = static_cast<int64_t>(d);
+    std::optional<ir::Dim> span = step > 0 ? ir::subtract(limit, start) : ir::subtract(start, limit);
+    std::optional<ir::Dim> count = span ? ir::divide(*span, ir::Dim::of(step > 0 ? step : -step)) : std::nullopt;
+    if (!count)
+      c.unsupported("of a symbolic length that is not a size",
+                    fmt::format("the range from {} to {} by {} has no length graphc can write", ir::toString(start),
+                                ir::toString(limit), step));
+    ir::AttrMap attrs = oneAttr("dim", ir::Attribute::ofInt(0));
+    attrs.set("step", ir::Attribute::ofInt(step));
+    if (start.isStatic()) attrs.set("start", ir::Attribute::ofInt(start.size));
+    ir::Node* iota =
+        ir::insertNode(c.region, c.region.nodes().size(), OpId::Iota, {}, std::move(attrs), {{dtype, {*count}}}, c.loc);
+    c.setOutput(0, start.isStatic() ? iota->result() : c.op(OpId::Add, {iota->result(), c.sizeValue(start, dtype)}));
     return;
   }
+  runtime::Tensor start = c.requireConstant(0, "'start'");
+  if (start.numel() != 1)
+    c.fail(fmt::format("'start', 'limit' and 'delta' must be scalars, got {}", ir::toString(start.type())));
   runtime::Tensor limit = c.requireConstant(1, "'limit'");
   if (limit.numel() != 1)
     c.fail(fmt::format("'start', 'limit' and 'delta' must be scalars, got {}", ir::toString(limit.type())));
@@ -286,16 +317,15 @@ void squeeze(NodeContext& c) {
 }
 
 void unsqueeze(NodeContext& c) {
-  if (c.isShape(0)) {  // d -> [d]
+  std::optional<std::vector<int64_t>> axes = axesOf(c, "'axes'");
+  if (!axes) c.fail("'axes' is required");
+  if (c.isShape(0) && c.shapeInput(0, "the input").scalar && axes->size() == 1) {  // d -> [d]: still a shape
     ShapeValue v = c.shapeInput(0, "the input");
-    if (!v.scalar) c.unsupported("of a 1-D symbolic shape", "unsqueezing a 1-D shape is not supported");
     v.scalar = false;
     c.setShapeOutput(0, v);
     return;
   }
-  ir::Value* x = c.required(0);
-  std::optional<std::vector<int64_t>> axes = axesOf(c, "'axes'");
-  if (!axes) c.fail("'axes' is required");
+  ir::Value* x = c.required(0);  // a 1-D shape made 2-D: its sizes as data
   const int64_t rank = x->type.rank() + static_cast<int64_t>(axes->size());
   for (int64_t& a : *axes) a = normalizeAxis(c, a, rank);
   std::sort(axes->begin(), axes->end());
@@ -414,12 +444,30 @@ void sliceOp(NodeContext& c) {
   for (size_t k = 0; k < starts.size(); ++k) {
     const int64_t axis = normalizeAxis(c, axes[k], rank);
     if (steps[k] == 0) c.fail("a step is 0");
-    if (steps[k] < 0)
-      c.unsupported("with a negative step", "slicing with a negative step (reversing) is not supported");
     const ir::Dim& dim = x->type.shape[axis];
-    if (!dim.isStatic()) {
-      if (starts[k] == 0 && ends[k] >= std::numeric_limits<int32_t>::max() && steps[k] == 1) continue;  // the whole dim
-      staticDim(c, x, axis, "Slice");
+    const bool toTheEnd = ends[k] >= std::numeric_limits<int32_t>::max();
+    if (!dim.isStatic() && steps[k] == 1 && starts[k] >= 0 && (toTheEnd || ends[k] < 0)) {
+      // From a start to the end of a symbolic dim, or to j before it: a
+      // size S - start - j, which a run whose S is too small reports.
+      if (starts[k] == 0 && toTheEnd) continue;  // the whole dim
+      ir::AttrMap a = oneAttr("dim", ir::Attribute::ofInt(axis));
+      a.set("start", ir::Attribute::ofInt(starts[k]));
+      if (!toTheEnd) a.set("end", ir::Attribute::ofInt(ends[k]));
+      y = c.op(OpId::Slice, {y}, a);
+      continue;
+    }
+    if (!dim.isStatic()) staticDim(c, x, axis, "Slice");
+    if (steps[k] < 0) {  // reversing: the positions as NumPy takes them, read by index
+      auto clampTo = [&](int64_t i, int64_t lo) {
+        return std::clamp<int64_t>(i < 0 ? i + dim.size : i, lo, std::max<int64_t>(dim.size - 1, lo));
+      };
+      std::vector<int64_t> taken;
+      if (dim.size > 0)
+        for (int64_t i = clampTo(starts[k], 0), end = clampTo(ends[k], -1); i > end; i += steps[k]) taken.push_back(i);
+      runtime::Tensor positions(ir::DType::I64, {static_cast<int64_t>(taken.size())});
+      for (size_t i = 0; i < taken.size(); ++i) positions.setInt(static_cast<int64_t>(i), taken[i]);
+      y = c.op(OpId::IndexSelect, {y, c.constantOf(positions)}, oneAttr("dim", ir::Attribute::ofInt(axis)));
+      continue;
     }
     auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + dim.size : i, 0, dim.size); };
     const int64_t start = clampIndex(starts[k]), end = clampIndex(ends[k]);

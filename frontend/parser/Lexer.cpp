@@ -25,6 +25,8 @@ std::string_view describe(Tok t) {
     case Tok::Equal: return "'='";
     case Tok::Arrow: return "'->'";
     case Tok::Star: return "'*'";
+    case Tok::Plus: return "'+'";
+    case Tok::Minus: return "'-'";
     case Tok::Less: return "'<'";
     case Tok::Greater: return "'>'";
   }
@@ -33,6 +35,12 @@ std::string_view describe(Tok t) {
 
 namespace {
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+/// Whether `word` starts at `at` in `text` and is not the head of a longer name.
+bool wordAt(std::string_view text, size_t at, std::string_view word) {
+  return text.substr(at, word.size()) == word &&
+         (at + word.size() >= text.size() || !isIdentChar(text[at + word.size()]));
+}
 }  // namespace
 
 Lexer::Lexer(std::shared_ptr<const ir::SourceBuffer> buffer)
@@ -106,6 +114,9 @@ Token Lexer::next() {
     }
     return t;
   }
+  if ((c == '+' || c == '-') && !std::isdigit(static_cast<unsigned char>(peek(1))) && peek(1) != '.' &&
+      !wordAt(text_, pos_ + 1, "inf") && !wordAt(text_, pos_ + 1, "nan"))
+    return single(c == '+' ? Tok::Plus : Tok::Minus);
   if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' ||
       (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1)))))
     return number(t);

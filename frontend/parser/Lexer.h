@@ -31,6 +31,8 @@ enum class Tok {
   Equal,
   Arrow,
   Star,  // '*' in a symbolic size: 4*B
+  Plus,  // '+' and '-' between the terms of a sum of sizes, (P+1), (S-T), where no number follows
+  Minus,
   Less,  // '<' and '>' around a dense value: dense<f32[2], "0x...">
   Greater,
 };

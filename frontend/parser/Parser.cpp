@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 #include <unordered_map>
 
@@ -140,36 +141,61 @@ class Parser {
     return t;
   }
 
-  /// A size: an integer, a symbolic NAME, or a product of them (`4*B`, `B*S`).
+  /// A size: an integer, a symbolic NAME, a product of them (`4*B`, `B*S`),
+  /// or with sums in parentheses as factors (`(P+1)`, `2*(S-1)`).
   Dim dim() {
-    if (tok_.kind != Tok::Integer && tok_.kind != Tok::Ident)
-      unexpected("a size (an integer, a symbolic NAME, or a product such as 4*B)");
+    if (tok_.kind != Tok::Integer && tok_.kind != Tok::Ident && tok_.kind != Tok::LParen)
+      unexpected("a size (an integer, a symbolic NAME, a product such as 4*B, or a sum such as (P+1))");
     return dimFrom(take());
   }
 
-  /// The rest of a size whose first factor, `first`, was taken.
+  /// The rest of a size whose first token, `first`, was taken: its text is
+  /// gathered token by token and read by ir::parseDim, the one reader of
+  /// sizes, which also makes it canonical.
   Dim dimFrom(const Token& first) {
-    int64_t factor = 1;
-    std::vector<std::string> symbols;
-    auto factorOf = [&](const Token& t) {
-      if (t.kind == Tok::Ident) {
-        symbols.push_back(t.text);
+    std::string text;
+    int depth = 0;
+    std::function<void(const Token&)> factor = [&](const Token& t) {
+      if (t.kind == Tok::LParen) {  // a sum: its first term's first factor, after a sign
+        text += '(';
+        ++depth;
+        if (tok_.kind == Tok::Plus || tok_.kind == Tok::Minus) text += take().kind == Tok::Plus ? '+' : '-';
+        factor(take());
         return;
       }
-      int64_t size = integer(t);
-      if (size < 0) fail(loc(t), fmt::format("size {} is negative", size));
-      std::optional<int64_t> product = ir::mulSizes(factor, size);
-      if (!product) fail(loc(t), "size overflows int64");
-      factor = *product;
+      if (t.kind == Tok::Integer && depth == 0 && integer(t) < 0)
+        fail(loc(t), fmt::format("size {} is negative", t.text));
+      if (t.kind != Tok::Integer && t.kind != Tok::Ident) {
+        tok_ = t;  // report at the token that is not a factor
+        unexpected("a size factor (an integer, a NAME or '(')");
+      }
+      text += t.text;
     };
-    factorOf(first);
-    while (accept(Tok::Star)) {
-      if (tok_.kind != Tok::Integer && tok_.kind != Tok::Ident)
-        unexpected("a size factor (an integer or a NAME) after '*'");
-      factorOf(take());
+    factor(first);
+    for (;;) {
+      if (depth > 0 && (tok_.kind == Tok::Plus || tok_.kind == Tok::Minus)) {
+        text += take().kind == Tok::Plus ? '+' : '-';
+        factor(take());
+      } else if (depth > 0 && tok_.kind == Tok::Integer && (tok_.text[0] == '+' || tok_.text[0] == '-')) {
+        text += take().text;  // a signed constant term: (P-1)
+      } else if (depth > 0 && tok_.kind == Tok::RParen) {
+        take();
+        text += ')';
+        --depth;
+      } else if (accept(Tok::Star)) {
+        text += '*';
+        factor(take());
+      } else if (depth > 0 && (tok_.kind == Tok::Integer || tok_.kind == Tok::Ident || tok_.kind == Tok::LParen)) {
+        unexpected("'+', '-', '*' or ')' in a sum of sizes");
+      } else {
+        break;
+      }
+      if (text.size() > 4096) fail(loc(first), "size is too long");
     }
-    if (factor == 0) return Dim::of(0);
-    return Dim::product(factor, std::move(symbols));
+    if (depth > 0) unexpected("')' closing a sum of sizes");
+    std::optional<Dim> d = ir::parseDim(text);
+    if (!d) fail(loc(first), fmt::format("size '{}' is negative or overflows int64", text));
+    return *d;
   }
 
   std::vector<TensorType> typeList() {
@@ -271,6 +297,7 @@ class Parser {
         if (auto d = parseDType(t.text)) return Attribute::ofDType(*d);
         return Attribute::ofSymbol(t.text);
       }
+      case Tok::LParen: return sizeAttribute(dimFrom(take()));  // a sum of sizes: (P+1)
       case Tok::LBracket: {
         take();
         std::vector<Attribute> items;

@@ -16,16 +16,18 @@ namespace {
 
 std::string paramName(const ir::Value& v) { return v.name.empty() ? fmt::format("#{}", v.index()) : "%" + v.name; }
 
-/// A product dim (`4*B`) against the size an input has.
+/// A product dim (`4*B`) or a sum (`(P+1)`) against the size an input has:
+/// the one symbol of a product still unbound is solved for; a sum is only
+/// checked, its symbols bound by other dims.
 void bindProduct(const ir::Value& param, const ir::Dim& d, int64_t got, int64_t k, ir::SymbolBindings& bindings,
                  std::unordered_map<std::string, std::string>& boundBy, std::string_view what) {
   int64_t known = d.size;
   std::vector<std::string> unbound;
   for (const std::string& f : d.factors()) {
-    auto it = bindings.find(f);
-    if (it == bindings.end()) {
+    std::optional<int64_t> value = ir::factorValue(f, bindings);
+    if (!value) {
       unbound.push_back(f);
-    } else if (std::optional<int64_t> p = ir::mulSizes(known, it->second)) {
+    } else if (std::optional<int64_t> p = ir::mulSizes(known, *value)) {
       known = *p;
     } else {
       known = -1;  // larger than any size
@@ -38,7 +40,7 @@ void bindProduct(const ir::Value& param, const ir::Dim& d, int64_t got, int64_t 
       throw ir::Error(fmt::format("{} {}: dim {} is {} but {} = {}", what, paramName(param), k, got, dim, known));
     return;
   }
-  if (unbound.size() != 1 || known <= 0 || got % known != 0)
+  if (unbound.size() != 1 || unbound[0].front() == '(' || known <= 0 || got % known != 0)
     throw ir::Error(fmt::format("{} {}: dim {} is {}, which {} cannot be", what, paramName(param), k, got, dim));
   bindings[unbound[0]] = got / known;
   boundBy[unbound[0]] = paramName(param);

@@ -120,7 +120,7 @@ class Evaluator {
       case Expr::Kind::Select: {
         const int64_t i = index(e->index[0]);
         for (size_t k = 0; k + 1 < e->args.size(); ++k)
-          if (i < e->bounds[k]) return value(e->args[k]);
+          if (i < index(e->bounds[k])) return value(e->args[k]);
         return value(e->args.back());
       }
       case Expr::Kind::Reduce: return runtime::reference::roundTo(e->dtype, reduce(e));

@@ -91,8 +91,8 @@ std::vector<runtime::Tensor> buildInputs(const ir::Graph& g, GivenInputs& givenI
     if (!isRand(value)) continue;
     uint64_t seed = value.size() > 5 ? static_cast<uint64_t>(parseInt(value.substr(5), "rand seed")) : 0;
     for (const ir::Dim& d : params[k]->type.shape)
-      for (const std::string& f : d.factors())
-        if (dims.emplace(f, 1).second) unsized.push_back(f + "=1");
+      for (const std::string& s : ir::symbolsOf(d))
+        if (dims.emplace(s, 1).second) unsized.push_back(s + "=1");
     ir::TensorType t = ir::substitute(params[k]->type, dims);
     inputs[k] = runtime::randomTensor(t.dtype, runtime::concreteShape(t), seed);
   }

@@ -1,0 +1,106 @@
+"""ONNX models whose shapes are computed at run time: a Llama decode step
+with a KV cache of symbolic length, exported by both of torch's exporters,
+compiles once and matches PyTorch at every cache length (the cache's
+length plus one is a size, the positions a range from it, the shape's
+elements read as data); slices with negative steps match onnxruntime."""
+
+import numpy as np
+import pytest
+import torch
+
+import graphc
+
+onnx = pytest.importorskip("onnx")
+helper = onnx.helper
+TensorProto = onnx.TensorProto
+
+
+class DecodeStep(torch.nn.Module):
+    """One token through a tiny Llama with a KV cache of two layers passed as
+    tensors (what Optimum's decoder-with-past exports take): returns the
+    logits and the grown cache."""
+
+    def __init__(self):
+        super().__init__()
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        self.config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                  num_key_value_heads=2, vocab_size=1000, max_position_embeddings=256)
+        torch.manual_seed(0)
+        self.model = LlamaForCausalLM(self.config).eval()
+
+    def forward(self, input_ids, past_k0, past_v0, past_k1, past_v1):
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.config)
+        for layer, (k, v) in enumerate([(past_k0, past_v0), (past_k1, past_v1)]):
+            cache.update(k, v, layer)
+        past = past_k0.shape[2]
+        positions = torch.arange(past, past + input_ids.shape[1]).unsqueeze(0)
+        out = self.model(input_ids=input_ids, past_key_values=cache, position_ids=positions, use_cache=True)
+        grown = out.past_key_values
+        return (out.logits, grown.layers[0].keys, grown.layers[0].values, grown.layers[1].keys,
+                grown.layers[1].values)
+
+
+NAMES = ["input_ids", "past_k0", "past_v0", "past_k1", "past_v1"]
+
+
+def cache(length, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(1, 2, length, 16, generator=g) for _ in range(4)]
+
+
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_a_decode_step_with_a_symbolic_cache_length_matches_pytorch(exporter, tmp_path):
+    pytest.importorskip("transformers")
+    step = DecodeStep()
+    ids = torch.tensor([[5]])
+    path = str(tmp_path / "decode.onnx")
+    with torch.no_grad():
+        if exporter == "torchscript":
+            torch.onnx.export(step, (ids, *cache(7, 0)), path, dynamo=False, opset_version=17, input_names=NAMES,
+                              dynamic_axes={n: {2: "past"} for n in NAMES[1:]})
+        else:
+            past = torch.export.Dim("past", min=1, max=200)
+            torch.onnx.export(step, (ids, *cache(7, 0)), dynamo=True, input_names=NAMES,
+                              dynamic_shapes=(None, *[{2: past}] * 4)).save(path)
+    exe = graphc.compile(path)  # one compile for every length
+    (_, _, shape), = [i for i in exe.optimized.inputs if i[0] == "past_k0"]
+    assert isinstance(shape[2], str)  # the cache's length stays a symbol
+    for length in (7, 1, 3, 40):
+        past = cache(length, length)
+        with torch.no_grad():
+            expected = step(torch.tensor([[11]]), *past)
+        got = exe.run(np.array([[11]], dtype=np.int64), *[p.numpy() for p in past])
+        assert got[1].shape == (1, 2, length + 1, 16)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def slice_model(starts, ends, steps, axes=(1,)):
+    g = helper.make_graph(
+        [helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])], "slice",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("s", TensorProto.INT64, [len(starts)], starts),
+         helper.make_tensor("e", TensorProto.INT64, [len(ends)], ends),
+         helper.make_tensor("a", TensorProto.INT64, [len(axes)], list(axes)),
+         helper.make_tensor("st", TensorProto.INT64, [len(steps)], steps)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("starts, ends, steps", [
+    ([-1], [-(2**62)], [-1]),  # the whole dim reversed
+    ([4], [0], [-2]),
+    ([10], [-7], [-1]),  # bounds clamped as NumPy clamps them
+    ([2], [5], [-1]),  # nothing
+    ([5, 2], [0, -(2**62)], [-2, -1]),
+])
+def test_a_slice_with_a_negative_step_matches_onnxruntime(starts, ends, steps):
+    ort = pytest.importorskip("onnxruntime")
+    model = slice_model(starts, ends, steps, axes=(1, 0)[:len(starts)] if len(starts) > 1 else (1,))
+    x = np.random.RandomState(0).randn(3, 6).astype(np.float32)
+    expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    (got,) = graphc.compile(model).run(x)
+    assert got.shape == expected.shape and np.array_equal(got, expected)
