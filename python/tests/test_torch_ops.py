@@ -153,3 +153,59 @@ def test_the_core_aten_table_in_the_docs_is_current():
     section = page.split(core_aten.BEGIN, 1)[1].split(core_aten.END, 1)[0].strip()
     assert section == core_aten.markdown().strip(), \
         "docs/python.md's core ATen table is stale: run python -m graphc.dynamo.core_aten --markdown docs/python.md"
+
+
+def test_sizes_that_are_sums_compile_once_under_dynamic_shapes():
+    """With dynamic shapes, a concat along symbolic sizes (s0 + s1), a slice
+    from 1 to the end (s0 + s1 - 1) and positions past a cache's length
+    (arange(s1, s1 + s0)) are sizes graphc writes: one compile serves every
+    size, whole in graphc."""
+    def grow(cache, new):
+        grown = torch.cat([cache, new], dim=1)
+        positions = torch.arange(cache.shape[1], cache.shape[1] + new.shape[1])
+        return grown[:, 1:] * 2, positions * 3
+
+    compiled = torch.compile(grow, backend="graphc", dynamic=True)
+    with torch.no_grad():
+        for past, new in ((5, 2), (9, 4), (4, 7)):  # no size equal to another (Dynamo's duck sizing)
+            cache, fresh = g(3, past, 6, seed=past), g(3, new, 6, seed=new)
+            for got, expected in zip(compiled(cache, fresh), grow(cache, fresh)):
+                torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+    records = graphc.dynamo.compile_records()
+    assert len(records) == 1, records
+    assert records[0].partitions == 1 and not records[0].eager_ops and not records[0].failed_partitions, records[0]
+    assert "(s" in records[0].graphs[0]  # a sum of symbols in the graph's types
+
+
+@pytest.mark.parametrize("index", [[10], [100], [-1], [3, 12]])
+def test_an_embedding_index_out_of_range_raises_as_in_eager(index):
+    """graphc's kernels clamp an index into its dim; through torch.compile a
+    flag the partition returns says so, and the call raises IndexError as
+    eager does, never a plausible row."""
+    emb = torch.nn.Embedding(10, 3).eval()
+    ids = torch.tensor(index)
+    with torch.no_grad():
+        with pytest.raises(IndexError):
+            emb(ids)
+        compiled = torch.compile(emb, backend="graphc")
+        with pytest.raises(IndexError, match="index out of range"):
+            compiled(ids)
+        good = torch.tensor([0, 9, 4])
+        torch.testing.assert_close(compiled(good), emb(good))
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_advanced_indexing_out_of_range_raises_and_negative_indices_count_from_the_end(dynamic):
+    def pick(x, i):
+        return x[i] * 2
+
+    x = torch.arange(12.0).reshape(3, 4)
+    compiled = torch.compile(pick, backend="graphc", dynamic=dynamic)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, torch.tensor([-1, 0, 2])), pick(x, torch.tensor([-1, 0, 2])))
+        for bad in ([5], [-4], [0, 3]):
+            with pytest.raises(IndexError):
+                pick(x, torch.tensor(bad))
+            with pytest.raises(IndexError, match="index out of range"):
+                compiled(x, torch.tensor(bad))
+    assert all(not r.eager_ops for r in graphc.dynamo.compile_records())

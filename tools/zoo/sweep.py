@@ -4,7 +4,7 @@ against eager PyTorch, each in a process of its own; a table of the
 results.
 
     $(tools/venv.sh)/bin/python tools/zoo/sweep.py --markdown docs/zoo.md      # everything (hours)
-    $(tools/venv.sh)/bin/python tools/zoo/sweep.py --subset ci --require-whole # CI's subset
+    $(tools/venv.sh)/bin/python tools/zoo/sweep.py --subset ci --require-whole --no-timing  # CI's subset
     $(tools/venv.sh)/bin/python tools/zoo/sweep.py --only tv/swin_t,hf/llama/causal_lm
 
 Results are kept per model under --results (default
@@ -54,6 +54,7 @@ def run(group: List[str], args: argparse.Namespace, results: str) -> List[Dict[s
     if todo:
         command = [sys.executable, os.path.join(HERE, "run_one.py"), *todo, "--image", str(args.image)]
         command += ["--no-onnx"] if args.no_onnx else []
+        command += ["--no-timing"] if args.no_timing else []
         env = dict(os.environ, GRAPHC_ZOO_THREADS=str(max(1, 2 // args.jobs)))
         timeout = args.timeout * len(todo)
         try:
@@ -185,6 +186,7 @@ def main() -> None:
     parser.add_argument("--retry", action="store_true",
                         help="run again the kept models that are not whole in graphc or whose ONNX did not match")
     parser.add_argument("--no-onnx", action="store_true")
+    parser.add_argument("--no-timing", action="store_true", help="skip the steady-state timing (CI)")
     parser.add_argument("--markdown", default="", help="rewrite the zoo section of this page")
     parser.add_argument("--require-whole", action="store_true", help="fail unless every model is whole in graphc")
     args = parser.parse_args()

@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import torch
 import torch.fx
 
-from graphc.dynamo.aten_ops import arg, handles, norm_dim, out, rank, shape_attr, static_size
+from graphc.dynamo.aten_ops import arg, check_indices, handles, norm_dim, out, rank, shape_attr, static_size
 from graphc.dynamo.translate import Builder, Dim, Raw, Unsupported, dim_text, dtype_name, val
 
 aten = torch.ops.aten
@@ -208,6 +208,8 @@ def index(b: Builder, node: torch.fx.Node) -> str:
     (in place of the indexed dims when those are adjacent, else first)."""
     x, indices = node.args
     present = present_indices(indices)
+    for d, i in present:
+        check_indices(b, node, i, val(x).shape[d], negative_ok=True)
     if len(present) == 1:
         d, i = present[0]
         return b.emit("index_select", [b.value(x), b.value(i)], {"dim": d})
@@ -232,6 +234,8 @@ def index_put(b: Builder, node: torch.fx.Node) -> str:
     x, indices, values = node.args[:3]
     accumulate = bool(arg(node, 3, "accumulate", False))
     present = present_indices(indices)
+    for d, i in present:
+        check_indices(b, node, i, val(x).shape[d], negative_ok=True)
     dims = [d for d, _ in present]
     coords, broadcast = coordinates(b, present)
     moved, front = indexed_dims_first(b, x, dims)
@@ -308,6 +312,7 @@ def scatter(b: Builder, node: torch.fx.Node) -> str:
         if name not in REDUCTIONS:
             raise Unsupported(f"a scatter with reduce={name!r}")
         reduce = REDUCTIONS[name]
+    check_indices(b, node, index, val(x).shape[dim], negative_ok=False)
     coords = element_coordinates(b, index, dim)
     base = b.value(x)
     if node.target is aten.scatter_reduce.two and not arg(node, 5, "include_self", True):

@@ -709,9 +709,30 @@ def cat(b: Builder, node: torch.fx.Node) -> str:
 # --- indexing ----------------------------------------------------------------------------
 
 
+def check_indices(b: Builder, node: torch.fx.Node, index: Any, size: Any, negative_ok: bool) -> None:
+    """A bounds check of an index tensor against a dim of `size`, returned as
+    a flag the partition tests after its run: eager PyTorch raises
+    IndexError for an index outside [0, size) (or [-size, size) where
+    negatives count from the end), where graphc's kernels clamp it."""
+    if not isinstance(index, torch.fx.Node) or val(index).dtype == torch.bool:
+        return
+    dtype = val(index).dtype
+    v = b.value(index)
+    if isinstance(size, int):
+        hi, lo = literal(size, dtype), literal(-size if negative_ok else 0, dtype)
+    else:
+        ones = b.emit("full", [], {"value": 1}, type=f"{dtype_name(dtype)}[{dim_text(size)}]")
+        hi = b.cast_to(b.emit("sum", [ones]), torch.int64, dtype)
+        lo = b.emit("neg", [hi]) if negative_ok else literal(0, dtype)
+    outside = b.emit("logical_or", [b.emit("ge", [v, hi]), b.emit("lt", [v, lo])])
+    count = b.emit("sum", [b.emit("cast", [outside], {"dtype": Raw("i32")})])
+    b.checks.append((b.emit("ne", [count, "0"]), f"{node.target} ({node.name})"))
+
+
 @handles(aten.embedding.default)
 def embedding(b: Builder, node: torch.fx.Node) -> str:
     weight, indices = node.args[0], node.args[1]
+    check_indices(b, node, indices, val(weight).shape[0], negative_ok=False)
     return b.emit("index_select", [b.value(weight), b.value(indices)], {"dim": 0})
 
 
@@ -784,12 +805,14 @@ def upsample_bilinear(b: Builder, node: torch.fx.Node) -> str:
 @handles(aten.index_select.default)
 def index_select(b: Builder, node: torch.fx.Node) -> str:
     x, dim, i = node.args
+    check_indices(b, node, i, val(x).shape[norm_dim(dim, rank(x))], negative_ok=False)
     return b.emit("index_select", [b.value(x), b.value(i)], {"dim": dim})
 
 
 @handles(aten.gather.default)
 def gather(b: Builder, node: torch.fx.Node) -> str:
     x, dim, i = node.args[:3]
+    check_indices(b, node, i, val(x).shape[norm_dim(dim, rank(x))], negative_ok=False)
     return b.emit("gather", [b.value(x), b.value(i)], {"dim": dim})
 
 
@@ -840,12 +863,21 @@ def arange(b: Builder, node: torch.fx.Node) -> str:
     if node.target is aten.arange.default:
         start, step = 0, 1
     else:
-        start, step = node.args[0], arg(node, 2, "step", 1)
-    if not isinstance(start, (int, float)) or not isinstance(step, (int, float)):
-        raise Unsupported("arange with symbolic bounds")
+        start, step = val(node.args[0]), val(arg(node, 2, "step", 1))
+    if not isinstance(step, (int, float)):
+        raise Unsupported("arange with a symbolic step")
     o = out(node)
-    return b.emit("iota", [], {"dim": 0, "start": _scalar_attr(start, o.dtype), "step": _scalar_attr(step, o.dtype)},
-                  type=type_text(o))
+    if isinstance(start, (int, float)):
+        return b.emit("iota", [], {"dim": 0, "start": _scalar_attr(start, o.dtype),
+                                   "step": _scalar_attr(step, o.dtype)}, type=type_text(o))
+    # From a symbolic start (positions past a cache's length): its value is
+    # a sum of as many ones, graphc's way from a size to data.
+    if o.dtype.is_floating_point:
+        raise Unsupported("a float arange from a symbolic start")
+    ones = b.emit("full", [], {"value": 1}, type=f"{dtype_name(o.dtype)}[{dim_text(start)}]")
+    offset = b.cast_to(b.emit("sum", [ones]), torch.int64, o.dtype)
+    steps = b.emit("iota", [], {"dim": 0, "start": 0, "step": _scalar_attr(step, o.dtype)}, type=type_text(o))
+    return b.emit("add", [steps, offset])
 
 
 # --- control flow ------------------------------------------------------------------------
@@ -864,6 +896,8 @@ def translate_cond(b: Builder, node: torch.fx.Node) -> tuple:
         inner = Builder(b.name, indent=b.indent + "  ")
         inner.counter = b.counter
         returned = translate_nodes(inner, list(gm.graph.nodes), HANDLERS)
+        if inner.checks:  # a region returns its branch's results only
+            raise Unsupported("indexing that eager bounds-checks, inside a cond branch")
         b.counter = inner.counter
         body = "\n".join(inner.lines)
         regions.append(f"{label}({', '.join(inner.params)}) {{\n{body}\n{inner.indent}return {', '.join(returned)}\n"

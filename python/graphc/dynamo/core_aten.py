@@ -61,6 +61,7 @@ LEFT: Dict[str, str] = {
     "aten.bitwise_not.default": "on integers (graphc has no bitwise ops); on bools it is logical_not",
     "aten.as_strided.default": "any view that is not a reshape: graphc's values are dense, not strided storage",
     "aten.atan2.out": "an out= form: functionalisation never leaves one in a graph",
+    "aten.resize_.default": "resizes a tensor's storage in place: functionalisation never leaves it in a graph",
     "aten.index_put.default": "with a boolean mask: " + DATA_SHAPE,
     "aten.index.Tensor": "with a boolean mask: " + DATA_SHAPE,
     "aten.scatter_reduce.two": "reduce=\"mean\" (graphc's scatter reductions are add, mul, max and min)",
@@ -74,16 +75,17 @@ LEFT: Dict[str, str] = {
 
 
 def core_ops() -> List[torch._ops.OpOverload]:
-    ops = []
-    for name in dir(aten):
-        packet = getattr(aten, name, None)
-        if not isinstance(packet, torch._ops.OpOverloadPacket):
+    """Every aten overload tagged core, from the registry of schemas (dir()
+    of torch.ops.aten lists only the packets used so far)."""
+    ops = {}
+    for schema in torch._C._jit_get_all_schemas():
+        if not schema.name.startswith("aten::"):
             continue
-        for overload in packet.overloads():
-            op = getattr(packet, overload)
-            if torch.Tag.core in op.tags:
-                ops.append(op)
-    return sorted(ops, key=str)
+        packet = getattr(aten, schema.name.split("::", 1)[1], None)
+        op = getattr(packet, schema.overload_name or "default", None) if packet is not None else None
+        if isinstance(op, torch._ops.OpOverload) and torch.Tag.core in op.tags:
+            ops[str(op)] = op
+    return [ops[k] for k in sorted(ops)]
 
 
 def coverage() -> List[Tuple[str, str, str]]:

@@ -230,6 +230,7 @@ class PartitionProgram:
         self.reference = reference  # the partition's FX graph, run beside graphc in check mode
         self.carriers = translation.carriers
         self.graph_constants = translation.constants  # the graph's own tensor constants, always bound
+        self.checks = translation.checks  # what the bool[] outputs after the graph's own say when true
         self.device, self.dump_dir, self.record = device, dump_dir, record
         self.weight_positions = weight_positions
         self.pick_weights = picker(weight_positions)
@@ -267,9 +268,21 @@ class PartitionProgram:
             outputs = self.call(self.exe, self.inputs(args, self.read_runtime))
         else:
             outputs = self.run_other_weights(args)
+        if self.checks:
+            outputs = self.raise_on_bad_indices(outputs)
         if self.reference is not None:
             check.compare(self.name, self.reference, self.text, self.exe.dump_dir or None, args, outputs)
         return outputs
+
+    def raise_on_bad_indices(self, outputs: List[torch.Tensor]) -> List[torch.Tensor]:
+        """The graph's own outputs, once the bounds flags after them are
+        clear: an index out of range raises IndexError, as in eager."""
+        n = len(self.checks)
+        for flag, what in zip(outputs[-n:], self.checks):
+            if bool(flag):
+                raise IndexError(f"graphc: {what}: index out of range (the index tensor holds a value outside the "
+                                 f"dim it indexes), as eager PyTorch raises")
+        return outputs[:-n]
 
     def run_other_weights(self, args: Sequence[Any]) -> List[torch.Tensor]:
         weights = self.pick_weights(args)

@@ -44,27 +44,42 @@ def dtype_name(dtype: torch.dtype) -> str:
     return DTYPES[dtype]
 
 
+def monomial_text(term: Any) -> str:
+    """One term of a size (``3*s0*s1``) as graphc writes it, its sign included."""
+    coeff, factors = term.as_coeff_mul()
+    names: List[str] = []
+    for f in factors:
+        if f.is_Symbol:
+            names.append(str(f))
+        elif f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and int(f.exp) > 0:
+            names += [str(f.base)] * int(f.exp)
+        else:
+            raise Unsupported(f"size {term} is not a sum of products of symbols")
+    if not coeff.is_Integer:
+        raise Unsupported(f"size {term} has a fractional coefficient")
+    c = int(coeff)
+    if not names:
+        return str(c)
+    return "*".join(([str(c)] if c not in (1, -1) else []) + sorted(names)).join(("-" if c == -1 else "", ""))
+
+
 def dim_text(size: Any) -> str:
-    """A static size, or a SymInt as graphc writes it: a symbol (``s0``) or a
-    factor times symbols (``2*s0``, ``s0*s1``)."""
+    """A static size, or a SymInt as graphc writes it: a symbol (``s0``), a
+    factor times symbols (``2*s0``, ``s0*s1``), or a sum of such terms in
+    parentheses (``(s0+1)``), which graphc reads into its canonical form."""
     if isinstance(size, int):
         return str(size)
     if isinstance(size, torch.SymInt):
-        expr = size.node.expr
+        expr = size.node.expr.expand()
         if expr.is_Integer:
             return str(int(expr))
-        coeff, factors = expr.as_coeff_mul()
-        names: List[str] = []
-        for f in factors:
-            if f.is_Symbol:
-                names.append(str(f))
-            elif f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and int(f.exp) > 0:
-                names += [str(f.base)] * int(f.exp)
-            else:
-                raise Unsupported(f"size {expr} is not a product of symbols")
-        if not coeff.is_Integer or int(coeff) < 1:
-            raise Unsupported(f"size {expr} is not a product of symbols")
-        return "*".join(([str(int(coeff))] if int(coeff) != 1 else []) + sorted(names))
+        if expr.is_Add:
+            terms = [monomial_text(t) for t in expr.as_ordered_terms()]
+            return "(" + "".join(t if k == 0 or t.startswith("-") else "+" + t for k, t in enumerate(terms)) + ")"
+        text = monomial_text(expr)
+        if text.startswith("-") or text == "0":
+            raise Unsupported(f"size {expr} is not positive")
+        return text
     raise Unsupported(f"size {size!r} is not an int or SymInt")
 
 
@@ -145,6 +160,9 @@ class Builder:
         return f"%v{self.counter}"
 
     constants: Dict[str, torch.Tensor] = field(default_factory=dict)
+    # Bounds checks: (a bool[] value, true when an index is out of range;
+    # what read it), returned after the graph's outputs (indices.py).
+    checks: List[Tuple[str, str]] = field(default_factory=list)
 
     def param(self, node: torch.fx.Node) -> str:
         name = self.fresh()
@@ -182,6 +200,10 @@ class Builder:
         if not isinstance(v, str):
             raise Unsupported(f"{arg.name} is not one tensor")
         return v
+
+    def cast_to(self, value: str, have: torch.dtype, want: torch.dtype) -> str:
+        """A graphc value of dtype `have` as `want`."""
+        return value if have == want else self.emit("cast", [value], {"dtype": Raw(dtype_name(want))})
 
     def cast(self, arg: Any, dtype: torch.dtype) -> str:
         """``arg`` (a tensor node or a Python scalar) as ``dtype``."""
@@ -232,12 +254,15 @@ class Translation:
     (SymInts) whose value no tensor's size holds, each passed at run time
     as a tensor of that size, the last parameters (graphc binds symbolic
     sizes from its inputs' shapes); `constants`, the parameters the graph's
-    tensor constants became, with their values."""
+    tensor constants became, with their values; `checks`, what each of the
+    bool[] outputs after the graph's own says when true (an index out of
+    range, which eager PyTorch raises for)."""
 
     text: str
     params: List[Optional[str]]
     carriers: List[int]
     constants: Dict[str, torch.Tensor]
+    checks: List[str]
 
 
 def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler]) -> Translation:
@@ -247,7 +272,10 @@ def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler])
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     params = [b.values[n][1:] if n in b.values else None for n in placeholders]
     # The symbols the tensor parameters' shapes bind ("%v3: f32[s0, 2*s1]").
-    bound = {symbol for p in b.params for symbol in re.findall(r"[A-Za-z_]\w*", p[p.index("[") + 1:p.rindex("]")])}
+    # A product dim binds its symbols (graphc solves 4*s0 for s0); a sum
+    # ((s0+1)) binds none.
+    dims = [d.strip() for p in b.params for d in p[p.index("[") + 1:p.rindex("]")].split(",")]
+    bound = {symbol for d in dims if "(" not in d for symbol in re.findall(r"[A-Za-z_]\w*", d)}
     carriers = []
     for i, node in enumerate(placeholders):
         v = val(node)
@@ -256,11 +284,12 @@ def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler])
             bound.add(str(v.node.expr))
             carriers.append(i)
     returned, _ = output_nodes(gm)
-    result_types = [type_text(val(node)) for node in returned]
+    result_types = [type_text(val(node)) for node in returned] + ["bool[]"] * len(b.checks)
+    outputs += [flag for flag, _ in b.checks]
     body = "\n".join(b.lines)
     text = (f"graph @{name}({', '.join(b.params)}) -> ({', '.join(result_types)}) {{\n"
             f"{body}\n  return {', '.join(outputs)}\n}}\n")
-    return Translation(text, params, carriers, b.constants)
+    return Translation(text, params, carriers, b.constants, [what for _, what in b.checks])
 
 
 def output_nodes(gm: torch.fx.GraphModule) -> Tuple[List[Any], bool]:
