@@ -106,13 +106,17 @@ CASES = {
                              (g(4, 5), torch.tensor([1, 1, 3]), torch.tensor([0, 0, 4]), g(3, seed=1))),
     "index_put_inner": (lambda x, i, v: put_columns(x, i, v), (g(4, 5, 2), torch.tensor([1, 3]), g(4, 2, 2, seed=1))),
     "masked_fill": (lambda x: x.masked_fill(x > 0.5, -3.0), (g(4, 5),)),
-    "sort": (lambda x: torch.sort(x, dim=1).values * 2 + torch.sort(x, dim=0, descending=True).indices,
+    "sort": (lambda x: torch.sort(x, dim=1).values * 2 + torch.sort(x, dim=0, descending=True, stable=True).indices,
              (g(5, 6),)),
+    "sort_int_ties": (lambda i: torch.sort(i, stable=True).indices * 10 + torch.sort(i).values,
+                      (ints(3, 8, lo=0, hi=3),)),
     "sort_nan": (lambda x: torch.sort(x).values.nan_to_num(7.0), (torch.tensor([3.0, float("nan"), -1.0, 2.0]),)),
-    "argsort": (lambda x: torch.argsort(x, dim=-1), (g(4, 6),)),
+    "argsort": (lambda x: torch.argsort(x, dim=-1, stable=True), (g(4, 6),)),
     "topk": (lambda x: torch.topk(x, 3).values + torch.topk(x, 2, dim=0, largest=False).indices.sum(),
              (g(5, 7),)),
     "topk_router": (lambda x: torch.softmax(torch.topk(x, 2, dim=-1).values, -1), (g(6, 8),)),
+    "cumsum_dtypes": (lambda x, i: torch.cumsum(x * 3, 1, dtype=torch.int32) + torch.cumsum(i > 0, 0)
+                      + torch.cumsum(i, 1, dtype=torch.float32), (g(3, 5), ints(3, 5))),
     "empty_then_fill": (lambda x: torch.empty_like(x).fill_(2.0) + x, (g(3, 4),)),
     "dropout_eval": (lambda x: F.dropout(x, 0.3, training=False) * 2, (g(3, 4),)),
     "tensor_constant": (lambda x: x * torch.tensor([1.0, 2.0, 3.0, 4.0]), (g(3, 4),)),
@@ -130,6 +134,18 @@ def test_an_op_form_matches_eager_whole_in_graphc(name):
     records = graphc.dynamo.compile_records()
     assert records and all(r.partitions >= 1 and not r.eager_ops and not r.failed_partitions for r in records), \
         records
+
+
+def test_the_indices_of_an_unstable_sort_are_left_to_pytorch():
+    """Without stable=True PyTorch orders equal elements its own way: the
+    sort stays with PyTorch, the rest in graphc."""
+    i = ints(3, 8, lo=0, hi=3)
+    fn = lambda t: torch.sort(t * 2).indices + 1  # noqa: E731
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(fn, backend="graphc")(i), fn(i))
+    (record,) = graphc.dynamo.compile_records()
+    assert [op for op, _ in record.eager_ops] == ["aten.sort.default"]
+    assert "stable=True" in record.eager_ops[0][1]
 
 
 def test_a_long_sort_is_left_to_pytorch_with_its_reason():

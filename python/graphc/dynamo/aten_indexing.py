@@ -12,6 +12,7 @@ must be static here; where they are symbolic the op is left to PyTorch.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
@@ -473,13 +474,25 @@ def sorted_rows(b: Builder, x: Any, dim: int, descending: bool, count: int) -> t
     return values, indices
 
 
+def indices_read(node: torch.fx.Node) -> bool:
+    """Whether anything reads a sort's or topk's indices (output 1)."""
+    return any(u.target is operator.getitem and u.args[1] == 1 for u in node.users)
+
+
 @handles(aten.sort.default, aten.sort.stable)
 def sort(b: Builder, node: torch.fx.Node) -> tuple:
+    """A stable sort (ties in index order). Without stable=True, PyTorch
+    leaves the order of equal elements to its implementation, so a sort
+    whose indices are read stays with PyTorch: their order is its own."""
     x = node.args[0]
     if node.target is aten.sort.stable:
+        stable = bool(node.kwargs.get("stable", False))
         dim, descending = node.kwargs.get("dim", -1), node.kwargs.get("descending", False)
     else:
-        dim, descending = arg(node, 1, "dim", -1), arg(node, 2, "descending", False)
+        stable, dim, descending = False, arg(node, 1, "dim", -1), arg(node, 2, "descending", False)
+    if not stable and indices_read(node):
+        raise Unsupported("a sort without stable=True whose indices are read: PyTorch orders equal elements its "
+                          "own way")
     size = val(x).shape[norm_dim(dim, rank(x))] if rank(x) else 1
     if not isinstance(size, int):
         raise Unsupported("a sort along a symbolic dim")
@@ -492,4 +505,8 @@ def topk(b: Builder, node: torch.fx.Node) -> tuple:
     dim, largest = arg(node, 2, "dim", -1), arg(node, 3, "largest", True)
     if not isinstance(k, int):
         raise Unsupported("topk of a symbolic k")
+    if not val(x).dtype.is_floating_point and indices_read(node):
+        # Integers tie often, and which of equal elements topk picks is
+        # PyTorch's implementation's (scores, floats, seldom tie).
+        raise Unsupported("topk of integers whose indices are read: PyTorch picks among equal elements its own way")
     return sorted_rows(b, x, dim, bool(largest), k)

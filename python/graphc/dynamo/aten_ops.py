@@ -445,8 +445,12 @@ def arg_extremum(b: Builder, node: torch.fx.Node) -> str:
 @handles(aten.cumsum.default)
 def cumsum(b: Builder, node: torch.fx.Node) -> str:
     x = node.args[0]
+    # The dtype= given (the input is cast to it first, as torch does), or
+    # torch's: floats keep theirs, integers and bools sum in i64.
     dtype = out(node).dtype
-    return b.emit("cumsum", [b.cast(x, dtype) if dtype.is_floating_point else b.value(x)], {"dim": node.args[1]})
+    xs = b.cast(x, dtype) if val(x).dtype.is_floating_point or dtype.is_floating_point else b.value(x)
+    summed = b.emit("cumsum", [xs], {"dim": node.args[1]})
+    return summed if dtype.is_floating_point else b.cast_to(summed, torch.int64, dtype)
 
 
 @handles(aten._softmax.default, aten._log_softmax.default)
