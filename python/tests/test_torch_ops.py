@@ -225,3 +225,21 @@ def test_advanced_indexing_out_of_range_raises_and_negative_indices_count_from_t
             with pytest.raises(IndexError, match="index out of range"):
                 compiled(x, torch.tensor(bad))
     assert all(not r.eager_ops for r in graphc.dynamo.compile_records())
+
+
+def test_slices_with_symbolic_bounds_compile_once():
+    """x[:, :n], x[:, n:] and x[:, n:m] with n, m symbolic sizes (a cache's
+    filled part, the rest, a window): rows read by index from the start's
+    value, one compile for every size, whole in graphc."""
+    def window(x, a, b):
+        n, m = a.shape[0], a.shape[0] + b.shape[0]
+        return x[:, :n] * 2, x[:, n:] + 1, x[:, n:m] - 1
+
+    compiled = torch.compile(window, backend="graphc", dynamic=True)
+    with torch.no_grad():
+        for n, k in ((4, 6), (5, 3), (7, 9)):  # no size equal to another (Dynamo's duck sizing)
+            x, a, b = g(2, 20, 8), torch.zeros(n), torch.zeros(k)
+            for got, expected in zip(compiled(x, a, b), window(x, a, b)):
+                torch.testing.assert_close(got, expected)
+    (record,) = graphc.dynamo.compile_records()
+    assert record.partitions == 1 and not record.eager_ops and not record.failed_partitions, record

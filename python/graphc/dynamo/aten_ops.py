@@ -662,15 +662,26 @@ def slice_(b: Builder, node: torch.fx.Node) -> str:
     x = node.args[0]
     dim = norm_dim(arg(node, 1, "dim", 0), rank(x))
     start, end, step = arg(node, 2, "start", 0) or 0, arg(node, 3, "end"), arg(node, 4, "step", 1)
+    start, end, step = val(start), val(end), val(step)
     taken = out(node).shape[dim]
     if isinstance(start, int) and isinstance(step, int) and (end is None or isinstance(end, int)):
         return slice_of(b, x, dim, start, end, step, taken)
-    if isinstance(start, int) and start >= 0 and isinstance(step, int) and step > 0:
-        # A symbolic end (position ids [:, :s1]): the rows by index, as many
-        # as the result's size, which torch computed (and guarded) exactly.
-        rows = b.emit("iota", [], {"dim": 0, "start": start, "step": step}, type=f"i64[{dim_text(taken)}]")
-        return b.emit("index_select", [b.value(x), rows], {"dim": dim})
-    raise Unsupported("a slice with a symbolic start or step")
+    if not isinstance(step, int) or step <= 0:
+        raise Unsupported("a slice with a symbolic or negative step")
+    if isinstance(start, int) and start < 0:
+        raise Unsupported("a slice from a negative start to a symbolic end")
+    # A symbolic bound (position ids [:, :s1], a cache's window [s0:s1]):
+    # the rows by index, as many as the result's size, which torch computed
+    # (and guarded) exactly, from the start's value (a sum of ones when it
+    # is a size).
+    rows = b.emit("iota", [], {"dim": 0, "start": 0, "step": step}, type=f"i64[{dim_text(taken)}]")
+    if isinstance(start, int):
+        if start:
+            rows = b.emit("add", [rows, str(start)])
+    else:
+        ones = b.emit("full", [], {"value": 1}, type=f"i64[{dim_text(start)}]")
+        rows = b.emit("add", [rows, b.emit("sum", [ones])])
+    return b.emit("index_select", [b.value(x), rows], {"dim": dim})
 
 
 @handles(aten.select.int)

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set
 
 import torch
 import torch.fx
+from torch.fx.experimental.symbolic_shapes import free_symbols
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
@@ -385,6 +386,39 @@ def compile_partition(name: str, text: str, constants: Dict[str, torch.Tensor], 
     return exe
 
 
+def pass_missing_symbols(call: torch.fx.Node, sub: torch.fx.GraphModule,
+                         symbol_inputs: Dict[str, torch.fx.Node]) -> None:
+    """A partition whose sizes use a symbol none of its inputs carries (its
+    value reached the partition only inside a sum, `s0 + s1`, computed in
+    Python) gets the graph's SymInt input for it as one more input, which
+    the translation passes as a size carrier."""
+    needed: Set[str] = set()
+    carried: Set[str] = set()
+    for n in sub.graph.nodes:
+        v = val(n)
+        for t in (v if isinstance(v, (tuple, list)) else [v]):
+            if isinstance(t, (torch.Tensor, torch.SymInt)):
+                needed |= {str(s) for s in free_symbols(t)}
+        # What graphc binds: a tensor dim's symbols when it is a product (not
+        # a sum), a SymInt input's when it is one symbol (translate's carrier).
+        if n.op == "placeholder" and isinstance(v, torch.Tensor):
+            for size in v.shape:
+                if isinstance(size, torch.SymInt) and not size.node.expr.expand().is_Add:
+                    carried |= {str(s) for s in size.node.expr.free_symbols}
+        elif n.op == "placeholder" and isinstance(v, torch.SymInt) and v.node.expr.is_Symbol:
+            carried.add(str(v.node.expr))
+    missing = sorted(s for s in needed - carried if s in symbol_inputs)
+    if not missing:
+        return
+    last = [n for n in sub.graph.nodes if n.op == "placeholder"][-1]
+    for symbol in missing:
+        with sub.graph.inserting_after(last):
+            last = sub.graph.placeholder(f"size_{symbol}")
+        last.meta["val"] = val(symbol_inputs[symbol])
+        call.args = (*call.args, symbol_inputs[symbol])
+    sub.recompile()
+
+
 def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tensor], device: str,
                           dump_dir: str, record: logs.CompileRecord, dumps: Dict[str, str],
                           checked: bool = False) -> torch.fx.GraphModule:
@@ -402,11 +436,14 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
         logs.log("graph_breaks", f"{record.name}: {node.target} ({node.name}) runs in PyTorch: {reason}")
     fused = partitioner.fuse_partitions(partitions) if partitions else gm
     record.stages["partition"] = time.perf_counter() - start
+    symbol_inputs = {str(val(n).node.expr): n for n in fused.graph.nodes
+                     if n.op == "placeholder" and isinstance(val(n), torch.SymInt) and val(n).node.expr.is_Symbol}
     for node in list(fused.graph.nodes):
         if node.op != "call_module" or not node.target.startswith("fused_"):
             continue
         sub = getattr(fused, node.target)
         name = f"{record.name}_{node.target}"
+        pass_missing_symbols(node, sub, symbol_inputs)
         try:
             start = time.perf_counter()
             translation = translate(sub, name, HANDLERS)
