@@ -618,6 +618,33 @@ void scatterNd(NodeContext& c) {
   c.setOutput(0, c.op(OpId::ScatterNd, {c.required(0), c.cast(c.required(1), ir::DType::I64), c.required(2)}, attrs));
 }
 
+/// ScatterElements (torch.scatter) → scatter_nd whose coordinates name each
+/// update's destination: its index along `axis`, its own position along
+/// every other dim.
+void scatterElements(NodeContext& c) {
+  ir::Value* data = c.required(0);
+  ir::Value* indices = c.cast(c.required(1), ir::DType::I64);
+  ir::Value* updates = c.required(2);
+  const int64_t rank = data->type.rank();
+  const int64_t axis = normalizeAxis(c, c.intAttr("axis", 0), rank);
+  if (indices->type.shape != updates->type.shape || indices->type.rank() != rank)
+    c.fail(fmt::format("indices {} and updates {} must have one shape of the data's rank {}",
+                       ir::toString(indices->type), ir::toString(updates->type), rank));
+  std::vector<ir::Value*> columns;
+  for (int64_t k = 0; k < rank; ++k) {
+    ir::Value* column = indices;
+    if (k != axis)
+      column = ir::insertNode(c.region, c.region.nodes().size(), OpId::Iota, {},
+                              oneAttr("dim", ir::Attribute::ofInt(k)), {{ir::DType::I64, indices->type.shape}}, c.loc)
+                   ->result();
+    columns.push_back(c.op(OpId::Unsqueeze, {column}, oneAttr("dim", ir::Attribute::ofInt(rank))));
+  }
+  ir::AttrMap attrs;
+  if (const std::string r = c.stringAttr("reduction", "none"); r != "none")
+    attrs.set("reduction", ir::Attribute::ofString(r));
+  c.setOutput(0, c.op(OpId::ScatterNd, {data, concat(c, columns, rank), updates}, attrs));
+}
+
 /// Resize (opset 10: X, scales; from 11: X, roi, scales, sizes) → resize
 /// to sizes. Nearest and linear; the output sizes from `sizes`, or from
 /// `scales` where size · scale is whole (graphc maps coordinates with
@@ -789,6 +816,8 @@ const OpMapping kOps[] = {
     {"GatherElements", gatherOp<OpId::Gather>, {"axis"}},
     {"GatherND", gatherNd, {"batch_dims"}},
     {"ScatterND", scatterNd, {"reduction"}},
+    {"ScatterElements", scatterElements, {"axis", "reduction"}},
+    {"Scatter", scatterElements, {"axis"}},  // opset 9-10: ScatterElements by its old name
     {"Resize",
      resizeOp,
      {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",

@@ -1,4 +1,5 @@
-"""ONNX models whose shapes are computed at run time: a Llama decode step
+"""ONNX models whose shapes are computed at run time, and ops the zoo's
+exports use: a Llama decode step
 with a KV cache of symbolic length, exported by both of torch's exporters,
 compiles once and matches PyTorch at every cache length (the cache's
 length plus one is a size, the positions a range from it, the shape's
@@ -104,3 +105,30 @@ def test_a_slice_with_a_negative_step_matches_onnxruntime(starts, ends, steps):
     expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
     (got,) = graphc.compile(model).run(x)
     assert got.shape == expected.shape and np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("axis, reduction", [(0, "none"), (1, "none"), (-1, "add"), (0, "mul"), (1, "max"),
+                                             (1, "min")])
+def test_scatter_elements_matches_onnxruntime(axis, reduction):
+    """ScatterElements (torch.scatter's export, select_scatter's too), with
+    negative indices and each reduction."""
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.RandomState(1)
+    data = rng.randn(3, 5).astype(np.float32)
+    indices = np.array([[0, -1, 2], [1, 0, -3]], dtype=np.int64) if axis != 0 else \
+        np.array([[0, 2, 1], [-1, 1, 0]], dtype=np.int64)
+    if reduction == "none":  # distinct destinations: with none, a repeat's order is unspecified
+        indices = np.array([[0, 1, 2], [4, 3, 0]], dtype=np.int64) if axis != 0 else \
+            np.array([[0, 2, 1], [1, 0, 2]], dtype=np.int64)
+    updates = rng.randn(2, 3).astype(np.float32)
+    attrs = {"axis": axis} | ({"reduction": reduction} if reduction != "none" else {})
+    g = helper.make_graph(
+        [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], **attrs)], "scatter",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5]),
+         helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3]),
+         helper.make_tensor_value_info("u", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": data, "i": indices, "u": updates})[0]
+    (got,) = graphc.compile(model).run(data, indices, updates)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)

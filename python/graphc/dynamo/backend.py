@@ -35,8 +35,8 @@ input requiring grad) runs in eager PyTorch, with one line saying so.
 from __future__ import annotations
 
 import itertools
-import time
 import os
+import time
 from typing import Any, Callable, Dict, List, Optional
 
 import torch
