@@ -1,9 +1,9 @@
 """ONNX models whose shapes are computed at run time, and ops the zoo's
-exports use: a Llama decode step
-with a KV cache of symbolic length, exported by both of torch's exporters,
-compiles once and matches PyTorch at every cache length (the cache's
-length plus one is a size, the positions a range from it, the shape's
-elements read as data); slices with negative steps match onnxruntime."""
+exports use: a Llama decode step with a KV cache of symbolic length,
+exported by both of torch's exporters, compiles once and matches PyTorch
+at every cache length (the cache's length plus one is a size, the
+positions a range from it, the shape's elements read as data); slices
+with negative steps and ScatterElements match onnxruntime."""
 
 import numpy as np
 import pytest
