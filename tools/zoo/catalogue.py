@@ -50,7 +50,8 @@ def torchvision_entries(image: int = 224) -> Dict[str, Entry]:
                 model = models.get_model(name, **kwargs)
                 size = IMAGE_SIZES.get(name, image)
                 g = torch.Generator().manual_seed(1)
-                return model, {"x": torch.randn(1, 3, size, size, generator=g)}
+                first = next(iter(inspect.signature(model.forward).parameters))  # x, or a segmenter's input
+                return model, {first: torch.randn(1, 3, size, size, generator=g)}
 
             entries[f"tv/{name}"] = build
     return entries
