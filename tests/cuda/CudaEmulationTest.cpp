@@ -85,9 +85,14 @@ int64_t extent(const std::vector<ir::Dim>& dims, const ir::SymbolBindings& sizes
 /// through the evaluator; returns what differed, empty if nothing.
 std::string check(const HostModule& module, const codegen::kernel::Kernel& k, const codegen::cuda::CudaKernel& info,
                   uint64_t seed, const ir::SymbolBindings& given = {}) {
+  // The kernel's symbols are bound first, then its sums (`(P+1)`) take
+  // their values from them, as the executables compute them.
   ir::SymbolBindings sizes = given;
-  for (const std::string& s : info.symbols)
-    if (!sizes.count(s)) sizes[s] = 8 + 8 * static_cast<int64_t>(sizes.size());
+  for (const std::string& factor : info.symbols)
+    for (const std::string& s : ir::symbolsOf(ir::Dim::sym(factor)))
+      if (!sizes.count(s)) sizes[s] = 8 + 8 * static_cast<int64_t>(sizes.size());
+  for (const std::string& factor : info.symbols)
+    if (!sizes.count(factor)) sizes[factor] = ir::factorValue(factor, sizes).value();
   std::vector<Tensor> inputs, outputs;
   for (size_t i = 0; i < k.inputs.size(); ++i) {
     const ir::TensorType t = ir::substitute(k.inputs[i].type, sizes);

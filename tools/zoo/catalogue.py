@@ -7,7 +7,9 @@
 - every architecture of transformers' model-type registry that has a
   causal-LM, sequence-classification or image-classification head: a tiny
   config built from the config class's defaults with small widths and two
-  layers, the base model and the head model each one entry.
+  layers (or, where those widths do not fit together and eager fails, the
+  default widths with two layers, up to 300M parameters), the base model
+  and the head model each one entry.
 
 Each entry builds with seed 0, in eval mode, its statistics and zero
 parameters moved away from identity (make_models.make_nontrivial: a
@@ -116,6 +118,43 @@ def small_config(model_type: str) -> Any:
     return config
 
 
+# What the fallback config changes: depth, vocabulary and experts only, the
+# widths left at the config's defaults (for families whose widths are tied
+# together in ways the small config's renaming does not know).
+SHALLOW = {key: SMALL[key] for key in (
+    "num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers", "decoder_layers",
+    "num_decoder_layers", "num_encoder_layers", "vocab_size", "num_experts", "num_local_experts",
+    "n_routed_experts", "num_experts_per_tok", "use_cache", "num_labels")}
+# The fallback's limit: a model larger than this is left out rather than
+# built at its default widths.
+SHALLOW_MAX_PARAMS = 300_000_000
+
+
+def shallow_config(model_type: str) -> Any:
+    """The config's defaults with two layers (one block per stage), a
+    vocabulary of 1000 and 4 experts: the fallback when the small config
+    does not run in eager."""
+    from transformers import CONFIG_MAPPING
+
+    config = CONFIG_MAPPING[model_type]()
+    for attr, value in SHALLOW.items():
+        current = getattr(config, attr, None)
+        if current is not None and isinstance(current, bool) == isinstance(value, bool) and isinstance(
+                current, (int, bool)):
+            setattr(config, attr, value)
+    for attr in ("depths", "layers_per_block"):
+        current = getattr(config, attr, None)
+        if isinstance(current, (list, tuple)) and current and all(isinstance(v, int) for v in current):
+            setattr(config, attr, [1] * len(current))
+    vocab = getattr(config, "vocab_size", None)
+    if isinstance(vocab, int):
+        for attr in TOKEN_IDS:
+            v = getattr(config, attr, None)
+            if isinstance(v, int) and v >= vocab:
+                setattr(config, attr, vocab - 1)
+    return config
+
+
 def model_inputs(model: torch.nn.Module, config: Any) -> Dict[str, torch.Tensor]:
     """Example inputs for the model's forward, from its main input's name."""
     g = torch.Generator().manual_seed(1)
@@ -164,9 +203,25 @@ def hf_entries() -> Dict[str, Entry]:
     for model_type, head in hf_architectures():
         for which in ("base", head):
             def build(model_type=model_type, which=which) -> Tuple[torch.nn.Module, Dict[str, torch.Tensor]]:
+                cls = classes[which]
                 config = small_config(model_type)
-                model = classes[which].from_config(config, attn_implementation="eager")
-                return model, model_inputs(model, config)
+                try:
+                    model = cls.from_config(config, attn_implementation="eager")
+                    inputs = model_inputs(model, config)
+                    with torch.no_grad():
+                        model.eval()(**inputs)
+                    model.zoo_config = "small"
+                    return model, inputs
+                except Exception as small_failed:
+                    config = shallow_config(model_type)
+                    with torch.device("meta"):
+                        size = sum(p.numel() for p in cls.from_config(config).parameters())
+                    if size > SHALLOW_MAX_PARAMS:
+                        raise small_failed
+                    torch.manual_seed(0)
+                    model = cls.from_config(config, attn_implementation="eager")
+                    model.zoo_config = "default widths"
+                    return model, model_inputs(model, config)
 
             entries[f"hf/{model_type}/{which}"] = build
     return entries

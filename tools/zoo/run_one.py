@@ -179,6 +179,7 @@ def run_model(name: str, entries: Dict[str, Any], args: argparse.Namespace) -> D
     try:
         model, inputs = catalogue.build(entries[name])
         result["params_m"] = sum(p.numel() for p in model.parameters()) / 1e6
+        result["config"] = getattr(model, "zoo_config", None)
         result["inputs"] = {k: list(v.shape) for k, v in inputs.items()}
         with torch.no_grad():
             expected = tensors_of(model(**inputs))
