@@ -121,6 +121,9 @@ CASES = {
     "dropout_eval": (lambda x: F.dropout(x, 0.3, training=False) * 2, (g(3, 4),)),
     "tensor_constant": (lambda x: x * torch.tensor([1.0, 2.0, 3.0, 4.0]), (g(3, 4),)),
     "one_hot": (lambda i: F.one_hot(i, 6).float() * 2, (torch.tensor([[0, 5, 2], [1, 1, 3]]),)),
+    "batch_norm_batch_statistics": (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-5),
+                                    (g(2, 3, 4, 5, scale=2.0) + 1.0, g(3, seed=1), g(3, seed=2))),
+    "instance_norm": (lambda x: F.instance_norm(x) * 2, (g(2, 3, 6, 5, scale=3.0),)),
 }
 
 

@@ -403,11 +403,31 @@ def var(b: Builder, node: torch.fx.Node) -> str:
         unbiased = arg(node, 2 if node.target is aten.var.dim else 1, "unbiased", True)
         unbiased = True if unbiased is None else unbiased
         correction = 1 if unbiased else 0
+    return variance(b, x, dtype, dims, keepdim, correction)[0]
+
+
+def variance(b: Builder, x: Any, dtype: torch.dtype, dims: Optional[List[int]], keepdim: bool,
+             correction: float) -> tuple:
+    """(var, mean) of x over dims (all when None)."""
     every = dims if dims is not None else list(range(rank(x)))
     xs = b.cast(x, dtype)
-    centered = b.emit("sub", [xs, b.emit("mean", [xs], {"dims": every, "keepdim": True})])
+    mean = b.emit("mean", [xs], {"dims": every, "keepdim": True})
+    centered = b.emit("sub", [xs, mean])
     total = b.emit("sum", [b.emit("mul", [centered, centered])], {"dims": every, "keepdim": keepdim})
-    return b.emit("div", [total, reduced_count(b, x, every, dtype, less=correction)])
+    if not keepdim:
+        mean = b.emit("mean", [xs], {"dims": every, "keepdim": False})
+    return b.emit("div", [total, reduced_count(b, x, every, dtype, less=correction)]), mean
+
+
+@handles(aten.var_mean.correction)
+def var_mean(b: Builder, node: torch.fx.Node) -> tuple:
+    x = node.args[0]
+    dtype = val(node)[0].dtype
+    if not dtype.is_floating_point:
+        raise Unsupported(f"var_mean of {dtype}")
+    correction = node.kwargs.get("correction")
+    return variance(b, x, dtype, reduce_dims(node), bool(node.kwargs.get("keepdim", False)),
+                    1 if correction is None else correction)
 
 
 @handles(aten.max.dim, aten.min.dim)

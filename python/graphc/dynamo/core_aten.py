@@ -36,7 +36,6 @@ LEFT: Dict[str, str] = {
     "aten.native_layer_norm_backward.default": BACKWARD,
     "aten._native_batch_norm_legit.default": "batch norm in training mode (batch statistics, running "
                                              "statistics updated); inference uses the no_training form",
-    "aten._native_batch_norm_legit.no_stats": "batch norm in training mode without running statistics",
     "aten._cdist_forward.default": "pairwise distances: no graphc translation yet",
     "aten._pdist_forward.default": "pairwise distances: no graphc translation yet",
     "aten._embedding_bag.default": "bags of variable length given by offsets: segment sums over data-dependent "

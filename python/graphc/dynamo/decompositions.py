@@ -37,9 +37,19 @@ KEPT = (
 )
 
 
+# Added from torch's full table: batch norm over the batch's own statistics
+# (BatchNorm with track_running_stats=False, in eval mode too), which
+# writes no running statistics.
+ADDED = (aten._native_batch_norm_legit.no_stats,)
+
+
 @functools.lru_cache(maxsize=1)
 def decomposition_table() -> Dict[Any, Any]:
+    from torch._decomp import decomposition_table as full
+
     table = dict(core_aten_decompositions())
     for op in KEPT:
         table.pop(op, None)
+    for op in ADDED:
+        table[op] = full[op]
     return table
