@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/StepPlan.h"
 #include "codegen/cpu/CpuExecutable.h"
@@ -60,10 +61,15 @@ codegen::Device checkTarget(const Package& p) {
   if (triple.rfind(hostArchitecture(), 0) != 0)
     throw ir::Error(fmt::format("{}: compiled for {}, this machine is {}", p.name(), triple.empty() ? "?" : triple,
                                 hostArchitecture()));
-  const std::string missing = missingCpuFeatures(manifestText(m, "target", "features"));
-  if (!missing.empty())
+  const CpuFeatureCheck cpu = checkCpuFeatures(manifestText(m, "target", "features"));
+  if (!cpu.missing.empty())
     throw ir::Error(fmt::format("{}: compiled for a {} CPU; this CPU lacks {}", p.name(),
-                                manifestText(m, "target", "cpu"), missing));
+                                manifestText(m, "target", "cpu"), fmt::join(cpu.missing, ",")));
+  if (!cpu.unknown.empty())
+    throw ir::Error(
+        fmt::format("{}: compiled for a {} CPU with {}, which this loader cannot check on this CPU "
+                    "(refused rather than risk an illegal instruction)",
+                    p.name(), manifestText(m, "target", "cpu"), fmt::join(cpu.unknown, ",")));
   return *device;
 }
 

@@ -12,12 +12,13 @@ See docs/python.md.
 """
 
 from graphc import _graphc
-from graphc.api import Executable, Graph, compile, load, parse
+from graphc.api import CancelToken, Executable, Graph, compile, load, parse
 from graphc.errors import Cancelled, CheckError, CompileError, Diagnostic, Error
 
 __version__ = _graphc.version()
 
 __all__ = [
+    "CancelToken",
     "Cancelled",
     "CheckError",
     "CompileError",

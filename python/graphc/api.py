@@ -14,7 +14,7 @@ import os
 import tempfile
 from typing import Any, Mapping, Optional, Union
 
-from graphc._graphc import Executable, Graph
+from graphc._graphc import CancelToken, Executable, Graph
 from graphc._graphc import compile as _compile
 
 Source = Union[Graph, str, "os.PathLike[str]", Any]

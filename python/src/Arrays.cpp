@@ -110,6 +110,21 @@ Tensor wrapArray(nb::handle array, const ArrayName& name) {
   return Tensor::wrap(*dtype, std::move(shape), data);
 }
 
+Tensor wrapWritableArray(nb::handle array, const ArrayName& name) {
+  Tensor t = wrapArray(array, name);
+  // nanobind refuses a read-only buffer or DLPack tensor where nb::ro is
+  // not asked for; NumPy's flag is checked too, for exporters that do not
+  // say so.
+  nb::ndarray<> writable;
+  bool ok = nb::try_cast(array, writable, /*convert=*/false);
+  if (ok && nb::hasattr(array, "flags")) {
+    nb::object flags = array.attr("flags");
+    if (nb::hasattr(flags, "writeable")) ok = nb::cast<bool>(flags.attr("writeable"));
+  }
+  if (!ok) throw nb::value_error(fmt::format("{} is read-only; graphc writes its results into it", name()).c_str());
+  return t;
+}
+
 nb::object toArray(Tensor tensor, Framework framework) {
   auto* owned = new Tensor(std::move(tensor));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Tensor*>(p); });

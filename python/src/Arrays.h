@@ -32,6 +32,11 @@ using ArrayName = std::function<std::string()>;
 /// non-contiguous layout.
 Tensor wrapArray(nb::handle array, const ArrayName& name);
 
+/// wrapArray for an array graphc writes into (capture()'s outputs): also
+/// throws nb::value_error when the array is read-only (an immutable
+/// buffer, a read-only mapping, a NumPy array whose writeable flag is off).
+Tensor wrapWritableArray(nb::handle array, const ArrayName& name);
+
 /// `tensor` as an array of `framework` that owns the tensor's buffer.
 nb::object toArray(Tensor tensor, Framework framework);
 

@@ -1,8 +1,10 @@
 // graphc._graphc: the C++ API (frontend/api/Api.h) as a Python extension,
 // a thin layer — Graph (parse, load, text, freeze, dynamic dims), compile,
-// and Executable (call on arrays without copies, capture/replay). The
+// and Executable (call on arrays without copies, capture/replay, cancel
+// through a CancelToken or Ctrl-C). The
 // Python package (python/graphc) puts the user-facing signatures on top.
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +20,7 @@
 
 #include "Arrays.h"
 #include "Errors.h"
+#include "Interrupt.h"
 #include "frontend/api/Api.h"
 
 namespace nb = nanobind;
@@ -26,6 +29,43 @@ using namespace nb::literals;
 namespace graphc::python {
 
 namespace {
+
+/// A flag another thread sets to stop the runs it was given to
+/// (RunOptions::cancel); once cancelled it stays so.
+struct CancelToken {
+  std::atomic<bool> flag{false};
+};
+
+/// Runs `body` with RunOptions whose cancel flag is `token`'s (if any) and,
+/// on Python's main thread, set by Ctrl-C too; a run stopped by Ctrl-C
+/// raises KeyboardInterrupt, one stopped by its token graphc.Cancelled.
+/// The GIL is released around `body`.
+template <typename Body>
+void runCancellable(CancelToken* token, Body&& body) {
+  std::atomic<bool> local{false};
+  RunOptions options;
+  const bool interruptible = python::interruptible();
+  if (token || interruptible) options.cancel = token ? &token->flag : &local;
+  try {
+    nb::gil_scoped_release released;
+    InterruptScope scope(interruptible ? const_cast<std::atomic<bool>*>(options.cancel) : nullptr);
+    body(options);
+  } catch (const Cancelled&) {
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    throw;
+  }
+}
+
+/// What a captured array was at capture(): replay() checks that it still
+/// is (the same memory, shape and layout), since the caller may since have
+/// resized or re-pointed it (resize_, set_, .data =) and freed the memory
+/// the executable would write.
+struct CapturedArray {
+  nb::object array;
+  const std::byte* data;
+  std::vector<int64_t> shape;
+  std::string name;
+};
 
 /// An Executable and the arrays a capture() bound, which must stay alive
 /// (and in place) for replay().
@@ -36,17 +76,23 @@ struct PyExecutable {
 
   Executable exe;
   std::vector<std::string> names;  // the inputs', in order: read by every call
-  std::vector<nb::object> captured;
+  std::vector<CapturedArray> captured;
 
   /// The positional and keyword arguments in parameter order, as Tensors
-  /// over the callers' memory.
-  std::vector<Tensor> bind(const nb::args& args, const nb::kwargs& kwargs, Framework& framework) const {
+  /// over the callers' memory; `cancel=` a CancelToken is the run's token.
+  std::vector<Tensor> bind(const nb::args& args, const nb::kwargs& kwargs, Framework& framework,
+                           CancelToken*& token) const {
     std::vector<nb::handle> given(names.size());
     if (args.size() > names.size())
       throw nb::type_error(fmt::format("the graph takes {} inputs, {} were given", names.size(), args.size()).c_str());
     for (size_t k = 0; k < args.size(); ++k) given[k] = args[k];
+    token = nullptr;
     for (auto [key, value] : kwargs) {
       const std::string name = nb::cast<std::string>(key);
+      if (name == "cancel" && nb::isinstance<CancelToken>(value)) {
+        token = nb::cast<CancelToken*>(value);
+        continue;
+      }
       auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end()) throw nb::type_error(fmt::format("the graph has no input named '{}'", name).c_str());
       size_t k = static_cast<size_t>(it - names.begin());
@@ -66,35 +112,46 @@ struct PyExecutable {
 
   nb::list run(const nb::args& args, const nb::kwargs& kwargs) const {
     Framework framework;
-    std::vector<Tensor> inputs = bind(args, kwargs, framework);
+    CancelToken* token;
+    std::vector<Tensor> inputs = bind(args, kwargs, framework, token);
     std::vector<Tensor> outputs;
-    {
-      nb::gil_scoped_release released;
-      outputs = exe.run(inputs);
-    }
+    runCancellable(token, [&](const RunOptions& options) { outputs = exe.run(inputs, options); });
     nb::list result;
     for (Tensor& t : outputs) result.append(toArray(std::move(t), framework));
     return result;
   }
 
   void capture(const nb::sequence& inputs, const nb::sequence& outputs) {
-    std::vector<nb::object> keep;
-    auto tensors = [&](const nb::sequence& arrays, const char* what) {
+    std::vector<CapturedArray> keep;
+    auto tensors = [&](const nb::sequence& arrays, const char* what, bool written) {
       std::vector<Tensor> out;
       size_t k = 0;
       for (nb::handle a : arrays) {
-        out.push_back(wrapArray(a, [&] { return fmt::format("{} {}", what, k); }));
-        ++k;
-        keep.push_back(nb::borrow(a));
+        std::string name = fmt::format("{} {}", what, k++);
+        out.push_back(written ? wrapWritableArray(a, [&] { return name; }) : wrapArray(a, [&] { return name; }));
+        keep.push_back({nb::borrow(a), out.back().data(), out.back().shape(), std::move(name)});
       }
       return out;
     };
-    std::vector<Tensor> in = tensors(inputs, "input"), out = tensors(outputs, "output");
+    std::vector<Tensor> in = tensors(inputs, "input", false), out = tensors(outputs, "output", true);
     {
       nb::gil_scoped_release released;
       exe.capture(in, out);
     }
     captured = std::move(keep);
+  }
+
+  void replay(CancelToken* token) const {
+    if (captured.empty()) throw nb::value_error("replay() before capture()");
+    for (const CapturedArray& c : captured) {
+      Tensor now = wrapArray(c.array, [&] { return "captured " + c.name; });
+      if (now.data() != c.data || now.shape() != c.shape)
+        throw nb::value_error(fmt::format("captured {} no longer holds the memory capture() bound (resized, or "
+                                          "re-pointed by set_ or .data =); capture() again",
+                                          c.name)
+                                  .c_str());
+    }
+    runCancellable(token, [&](const RunOptions& options) { exe.replay(options); });
   }
 };
 
@@ -135,6 +192,7 @@ NB_MODULE(_graphc, m) {
   using namespace graphc::python;
   m.doc() = "graphc's C++ compiler; use the graphc package, which wraps this module";
   registerErrorTranslator();
+  installInterruptHandler();
   // Executables live in torch's and Dynamo's caches until the interpreter
   // is torn down, after this module's types; that is not a leak.
   nb::set_leak_warnings(false);
@@ -158,6 +216,11 @@ NB_MODULE(_graphc, m) {
           "values"_a)
       .def("with_dynamic_dims", &Graph::withDynamicDims, "dims"_a);
 
+  nb::class_<CancelToken>(m, "CancelToken")
+      .def(nb::init<>())
+      .def("cancel", [](CancelToken& t) { t.flag.store(true); })
+      .def_prop_ro("cancelled", [](const CancelToken& t) { return t.flag.load(); });
+
   nb::class_<PyExecutable>(m, "Executable")
       .def("run", &PyExecutable::run)
       .def("__call__",
@@ -167,12 +230,7 @@ NB_MODULE(_graphc, m) {
              return nb::tuple(outputs);
            })
       .def("capture", &PyExecutable::capture, "inputs"_a, "outputs"_a)
-      .def("replay",
-           [](const PyExecutable& e) {
-             if (e.captured.empty()) throw nb::value_error("replay() before capture()");
-             nb::gil_scoped_release released;
-             e.exe.replay();
-           })
+      .def("replay", &PyExecutable::replay, "cancel"_a = nb::none())
       .def_prop_ro("input_names", [](const PyExecutable& e) { return e.names; })
       .def_prop_ro("device", [](const PyExecutable& e) { return std::string(deviceName(e.exe.device())); })
       .def_prop_ro("optimized", [](const PyExecutable& e) { return e.exe.optimized(); })

@@ -108,6 +108,134 @@ def test_replay_before_capture_is_an_error():
         graphc.compile(RELU).replay()
 
 
+EXP = "graph @g(%x: f32[N]) -> (f32[N]) {\n  %y = exp(%x)\n  return %y\n}\n"
+
+
+def test_capture_refuses_read_only_outputs(tmp_path):
+    """An immutable buffer or a read-only mapping as an output is refused;
+    replay() would write into it (and crash on the mapping)."""
+    exe = graphc.compile(EXP)
+    x = np.zeros(4, np.float32)
+    frozen = b"\0" * 16
+    with pytest.raises(ValueError, match="output 0 is read-only"):
+        exe.capture([x], [np.frombuffer(frozen, dtype=np.float32)])
+    assert frozen == b"\0" * 16
+    path = tmp_path / "ro.npy"
+    np.save(path, np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="output 0 is read-only"):
+        exe.capture([x], [np.load(path, mmap_mode="r")])
+    flagged = np.zeros(4, np.float32)
+    flagged.flags.writeable = False
+    with pytest.raises(ValueError, match="output 0 is read-only"):
+        exe.capture([x], [flagged])
+    readonly_input = np.ones(4, np.float32)
+    readonly_input.flags.writeable = False
+    y = np.zeros(4, np.float32)
+    exe.capture([readonly_input], [y])  # inputs are only read
+    exe.replay()
+    np.testing.assert_allclose(y, np.exp(1.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["resize_", "set_", "data", "shape"])
+@pytest.mark.parametrize("which", ["input", "output"])
+def test_replay_refuses_arrays_moved_since_capture(how, which):
+    """A captured tensor resized or re-pointed after capture() no longer
+    holds the memory the executable would read or write: replay() says so
+    instead of touching freed memory."""
+    exe = graphc.compile(EXP)
+    x, y = torch.zeros(1 << 20), torch.zeros(1 << 20)
+    exe.capture([x], [y])
+    exe.replay()
+    t = x if which == "input" else y
+    if how == "resize_":
+        t.resize_(1 << 22)
+    elif how == "set_":
+        t.set_(torch.zeros(1 << 20))
+    elif how == "data":
+        t.data = torch.zeros(1 << 20)
+    else:
+        t.resize_(1 << 10)  # smaller: same memory, another shape
+    with pytest.raises(ValueError, match=f"captured {which} 0 no longer holds the memory"):
+        exe.replay()
+    x, y = torch.rand(1 << 20), torch.zeros(1 << 20)
+    exe.capture([x], [y])  # captured again, it runs
+    exe.replay()
+    assert torch.allclose(y, torch.exp(x))
+
+
+# About a second of work (2^31 cosines and sines) in one run, which
+# cancellation stops after a fraction of it.
+SLOW = """graph @g(%x: f32[262144, 1], %y: f32[1, 8192]) -> (f32[262144]) {
+  %a = add(%x, %y)
+  %c = cos(%a)
+  %s = sin(%c)
+  %r = sum(%s) {dims = [1]}
+  return %r
+}
+"""
+SLOW_INPUTS = "np.ones((262144, 1), np.float32), np.ones((1, 8192), np.float32)"
+
+
+def test_a_run_is_cancelled_through_its_token_from_another_thread():
+    import threading
+    import time
+
+    exe = graphc.compile(SLOW)
+    x, y = eval(SLOW_INPUTS)
+    start = time.perf_counter()
+    expected = exe(x, y)
+    once = time.perf_counter() - start
+    token = graphc.CancelToken()
+    assert not token.cancelled
+    token.cancel()
+    with pytest.raises(graphc.Cancelled):
+        exe(x, y, cancel=token)
+    assert token.cancelled
+    # Set while the run is going, the token stops it early.
+    token = graphc.CancelToken()
+    threading.Timer(once / 5, token.cancel).start()
+    start = time.perf_counter()
+    with pytest.raises(graphc.Cancelled):
+        exe(x, y, cancel=token)
+    assert time.perf_counter() - start < once * 0.6, (time.perf_counter() - start, once)
+    out = np.zeros(262144, np.float32)
+    exe.capture([x, y], [out])
+    with pytest.raises(graphc.Cancelled):
+        exe.replay(cancel=token)
+    exe.replay()  # without the token it runs
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_ctrl_c_stops_a_run_on_the_main_thread():
+    """SIGINT during a long run raises KeyboardInterrupt within a piece of
+    bounded work, not when the run would have finished."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os, signal, threading, time
+        import numpy as np, graphc
+        exe = graphc.compile({SLOW!r})
+        x, y = {SLOW_INPUTS}
+        start = time.perf_counter(); exe(x, y); once = time.perf_counter() - start
+        threading.Timer(once / 5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        start = time.perf_counter()
+        try:
+            exe(x, y)
+            print("not interrupted", time.perf_counter() - start, once)
+        except KeyboardInterrupt:
+            print("interrupted", time.perf_counter() - start, once)
+        exe(x, y)  # the next run is not cancelled
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("interrupted"), done.stdout + done.stderr
+    after, once = map(float, done.stdout.split()[1:3])
+    assert after < once * 0.6, (after, once)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_compile_error_carries_file_line_column(tmp_path):
     with pytest.raises(graphc.CompileError) as e:
         graphc.compile("graph @f(%x: f32[4]) -> (f32[4]) {\n  %y = foo(%x)\n  return %y\n}\n")

@@ -17,6 +17,7 @@
 
 #include "TestUtil.h"
 #include "codegen/cpu/CpuExecutable.h"
+#include "deploy/HostCpu.h"
 #include "deploy/Loader.h"
 #include "deploy/Package.h"
 #include "frontend/api/graphc.h"
@@ -313,6 +314,33 @@ TEST_F(DamagedPackage, OtherMachineIsRefused) {
   const std::string cuda = rewritten([](json& m, std::map<std::string, std::string>&) { m["device"] = "cuda"; });
   EXPECT_NE(loadError(cuda).find("cuda/module.cu is not the module this runtime makes"), std::string::npos)
       << loadError(cuda);
+}
+
+/// A package whose target names a CPU feature this CPU lacks is refused by
+/// name, and so is one naming a feature the loader has never heard of
+/// (failing closed: it cannot tell whether the kernels use it).
+TEST_F(DamagedPackage, CpuFeatureMissingOrUnknownIsRefused) {
+  std::string lacking;  // AMD's XOP and FMA4 left with Bulldozer; Intel never had them
+  for (const char* f : {"xop", "fma4", "tbm", "avx512er", "avx5124vnniw", "avx512vp2intersect", "sse4a"})
+    if (deploy::hostHasCpuFeature(f) == false) {
+      lacking = f;
+      break;
+    }
+  ASSERT_FALSE(lacking.empty()) << "this CPU has every feature of the list";
+  const auto withFeature = [&](const std::string& f) {
+    return rewritten([&](json& m, std::map<std::string, std::string>&) {
+      m["target"]["features"] = m["target"]["features"].get<std::string>() + ",+" + f;
+    });
+  };
+  const std::string missing = loadError(withFeature(lacking));
+  EXPECT_NE(missing.find("this CPU lacks " + lacking), std::string::npos) << missing;
+  const std::string unknown = loadError(withFeature("avx512-unheard-of"));
+  EXPECT_NE(unknown.find("with avx512-unheard-of, which this loader cannot check"), std::string::npos) << unknown;
+  // What the exporter records on this machine loads here: every feature of
+  // LLVM's host map is one the loader accounts for.
+  EXPECT_TRUE(deploy::hostHasCpuFeature("sse2").value_or(false));
+  EXPECT_TRUE(deploy::hostHasCpuFeature("64bit").value_or(false));
+  EXPECT_FALSE(deploy::hostHasCpuFeature("avx512-unheard-of").has_value());
 }
 
 TEST_F(DamagedPackage, PlanOrGraphThisRuntimeWouldNotMakeIsRefused) {
