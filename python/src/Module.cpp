@@ -21,6 +21,7 @@
 #include "Arrays.h"
 #include "Errors.h"
 #include "Interrupt.h"
+#include "SampledBytes.h"
 #include "frontend/api/Api.h"
 
 namespace nb = nanobind;
@@ -220,6 +221,11 @@ NB_MODULE(_graphc, m) {
       .def(nb::init<>())
       .def("cancel", [](CancelToken& t) { t.flag.store(true); })
       .def_prop_ro("cancelled", [](const CancelToken& t) { return t.flag.load(); });
+
+  nb::class_<SampledBytes>(m, "SampledBytes")
+      .def(nb::init<const nb::sequence&, int64_t>(), "arrays"_a, "per_array"_a)
+      .def("unchanged", &SampledBytes::unchanged)
+      .def("__len__", &SampledBytes::size);
 
   nb::class_<PyExecutable>(m, "Executable")
       .def("run", &PyExecutable::run)

@@ -162,6 +162,48 @@ def test_one_graph_called_with_other_weights_refreezes():
         torch.testing.assert_close(torch.compile(first, backend="graphc")(x), first(x), rtol=RTOL, atol=ATOL)
 
 
+WRITES_BEHIND_TORCHS_BACK = {
+    "copy_ under no_grad": lambda lin: lin.weight.copy_(lin.weight * 2),
+    ".data.mul_": lambda lin: lin.weight.data.mul_(2),
+    ".data = another tensor": lambda lin: setattr(lin.weight, "data", torch.randn(8, 8)),
+    "a NumPy view": lambda lin: lin.weight.detach().numpy().__setitem__(slice(None), 0.5),
+    ".data of a bias": lambda lin: lin.bias.data.add_(1.0),
+}
+
+
+@pytest.mark.parametrize("how", sorted(WRITES_BEHIND_TORCHS_BACK))
+def test_frozen_weights_written_behind_torchs_back_are_seen(how):
+    """A weight updated through .data or a NumPy view keeps its identity
+    and version; the frozen executable must not keep computing with the
+    old values."""
+    lin = nn.Linear(8, 8).eval()
+    compiled = torch.compile(lin, backend="graphc")
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), lin(x), rtol=RTOL, atol=ATOL)
+        WRITES_BEHIND_TORCHS_BACK[how](lin)
+        torch.testing.assert_close(compiled(x), lin(x), rtol=RTOL, atol=ATOL)
+        WRITES_BEHIND_TORCHS_BACK[how](lin)  # and again, past the cache of the first rewrite
+        torch.testing.assert_close(compiled(x), lin(x), rtol=RTOL, atol=ATOL)
+
+
+def test_weights_rewritten_on_every_call_end_up_passed_as_inputs(capfd, monkeypatch):
+    """A loop that writes the weights through .data each step (an
+    old-style optimizer) is frozen again a few times, then gets the
+    executable that takes the weights as inputs, and stays correct."""
+    monkeypatch.setenv("GRAPHC_LOGS", "recompiles")
+    lin = nn.Linear(8, 8).eval()
+    compiled = torch.compile(lin, backend="graphc")
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        for step in range(12):
+            lin.weight.data.add_(0.25)
+            torch.testing.assert_close(compiled(x), lin(x), rtol=RTOL, atol=ATOL)
+    err = capfd.readouterr().err
+    assert err.count("written in place without a version bump") == 8
+    assert "passed on every call from now on" in err
+
+
 class WithUnsupported(nn.Module):
     def forward(self, x):
         y = torch.relu(x) * 2

@@ -24,6 +24,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import graphc
+from graphc import _graphc
 from graphc.dynamo import check, logs
 from graphc.dynamo.aten_ops import HANDLERS
 from graphc.dynamo.translate import Builder, Translation, Unsupported, dtype_name, output_nodes, translate, val
@@ -204,8 +205,12 @@ def size_carrier(size: int) -> torch.Tensor:
 
 # Weight sets one partition compiles frozen executables for before it
 # compiles one that takes the weights as inputs (as Dynamo's
-# cache_size_limit bounds recompiles).
+# cache_size_limit bounds recompiles); also how many times weights written
+# in place behind torch's back are frozen again before they are passed on
+# every call instead.
 MAX_WEIGHT_SETS = 8
+# Elements of each frozen weight compared on every call (SampledBytes).
+SAMPLES_PER_WEIGHT = 16
 
 
 # Tensors go to graphc as DLPack capsules made in C, and come back as NumPy
@@ -218,11 +223,15 @@ _TO_DLPACK = getattr(torch._C, "_to_dlpack", None)
 class PartitionProgram:
     """The executables of one partition. Frozen weights are the tensors the
     graph was compiled with, so each call checks that it brings those same
-    tensors, unchanged (identity and version): Dynamo may call one graph
-    with other weights — the same module code for each layer after a
-    graph break, a second instance of a model class. Another weight set
-    gets its own frozen executable, up to MAX_WEIGHT_SETS, then one
-    executable that takes the weights as inputs serves the rest."""
+    tensors (identity, memory), unchanged: their version counters, which
+    in-place torch ops bump, and a sample of their elements, which writes
+    through ``.data`` or a NumPy view change without a bump (SampledBytes).
+    Weights written so are frozen again, up to MAX_WEIGHT_SETS times, then
+    passed on every call. Dynamo may call one graph with other weights —
+    the same module code for each layer after a graph break, a second
+    instance of a model class. Another weight set gets its own frozen
+    executable, up to MAX_WEIGHT_SETS, then one executable that takes the
+    weights as inputs serves the rest."""
 
     def __init__(self, name: str, translation: Translation, weight_positions: List[int],
                  placeholders: List[torch.fx.Node], outputs: List[Any], args: Sequence[Any], device: str,
@@ -241,19 +250,40 @@ class PartitionProgram:
         self.read_everything = argument_reader(placeholders, tensor_positions)
         self.via_numpy = _TO_DLPACK is not None and all(val(o).dtype != torch.bfloat16 for o in outputs)
         self.weights = [args[i] for i in weight_positions]
-        self.versions = [w._version for w in self.weights]
-        self.exe = self._frozen(self.weights)
-        self.variants: Dict[Any, graphc.Executable] = {}
+        self.versions = list(map(_version, self.weights))
+        self.pointers = list(map(_data_ptr, self.weights))
+        self.exe, self.guard = self._frozen(self.weights)
+        self.variants: Dict[Any, Any] = {}  # (executable, guard) by the other weights' memory and versions
         self.unfrozen: Optional[graphc.Executable] = None
+        self.rewrites = 0  # weights written in place behind torch's back, frozen again
 
-    def _frozen(self, weights: List[torch.Tensor]) -> graphc.Executable:
+    def _frozen(self, weights: List[torch.Tensor], fresh: bool = False) -> Any:
+        """An executable with `weights` frozen in, and the guard on their
+        elements; `fresh`: compiled again though the weights' memory and
+        versions are those of a cached one (written behind torch's back)."""
         constants = {self.params[i]: w for i, w in zip(self.weight_positions, weights)}
-        return compile_partition(self.name, self.text, {**self.graph_constants, **constants}, self.device,
-                                 self.dump_dir, self.record)
+        guard = _graphc.SampledBytes([w.detach() for w in weights], SAMPLES_PER_WEIGHT)
+        exe = compile_partition(self.name, self.text, {**self.graph_constants, **constants}, self.device,
+                                self.dump_dir, self.record, fresh=fresh)
+        return exe, guard
 
     def same_weights(self, args: Sequence[Any]) -> bool:
         weights = self.pick_weights(args)
-        return all(map(operator.is_, weights, self.weights)) and list(map(_version, weights)) == self.versions
+        return (all(map(operator.is_, weights, self.weights)) and list(map(_version, weights)) == self.versions
+                and list(map(_data_ptr, weights)) == self.pointers)
+
+    def written_behind_torchs_back(self) -> bool:
+        """Counts one more rewrite of frozen weights that bumped no version;
+        whether to freeze them again (else they are passed on every call)."""
+        self.rewrites += 1
+        if self.rewrites <= MAX_WEIGHT_SETS:
+            logs.log("recompiles", f"{self.name}: frozen weights written in place without a version bump "
+                                   f"(through .data or NumPy): frozen again")
+            return True
+        if self.rewrites == MAX_WEIGHT_SETS + 1:
+            logs.log("recompiles", f"{self.name}: frozen weights written in place {MAX_WEIGHT_SETS} times: "
+                                   f"passed on every call from now on")
+        return False
 
     def inputs(self, args: Sequence[Any], read: Any) -> List[torch.Tensor]:
         tensors = read(args)
@@ -265,8 +295,15 @@ class PartitionProgram:
         return exe.run(*tensors)
 
     def run(self, args: Sequence[Any]) -> List[torch.Tensor]:
-        if not self.weight_positions or self.same_weights(args):
+        if not self.weight_positions:
             outputs = self.call(self.exe, self.inputs(args, self.read_runtime))
+        elif self.same_weights(args) and self.guard.unchanged():
+            outputs = self.call(self.exe, self.inputs(args, self.read_runtime))
+        elif self.same_weights(args) and self.written_behind_torchs_back():
+            self.exe, self.guard = self._frozen(self.weights, fresh=True)
+            outputs = self.call(self.exe, self.inputs(args, self.read_runtime))
+        elif self.same_weights(args):
+            outputs = self.run_unfrozen(args)
         else:
             outputs = self.run_other_weights(args)
         if self.checks:
@@ -288,20 +325,28 @@ class PartitionProgram:
     def run_other_weights(self, args: Sequence[Any]) -> List[torch.Tensor]:
         weights = self.pick_weights(args)
         key = tuple((w.data_ptr(), w._version, tuple(w.shape)) for w in weights)
-        exe = self.variants.get(key)
-        if exe is None and len(self.variants) < MAX_WEIGHT_SETS:
+        variant = self.variants.get(key)
+        if variant is None and len(self.variants) < MAX_WEIGHT_SETS:
             logs.log("recompiles", f"{self.name}: called with other weights: frozen again")
-            exe = self.variants[key] = self._frozen(weights)
-        if exe is not None:
-            return self.call(exe, self.inputs(args, self.read_runtime))
+            variant = self.variants[key] = self._frozen(weights)
+        elif variant is not None and not variant[1].unchanged():
+            if not self.written_behind_torchs_back():
+                return self.run_unfrozen(args)
+            variant = self.variants[key] = self._frozen(weights, fresh=True)
+        if variant is not None:
+            return self.call(variant[0], self.inputs(args, self.read_runtime))
+        return self.run_unfrozen(args)
+
+    def run_unfrozen(self, args: Sequence[Any]) -> List[torch.Tensor]:
         if self.unfrozen is None:
-            logs.log("recompiles", f"{self.name}: over {MAX_WEIGHT_SETS} weight sets: weights passed as inputs")
+            logs.log("recompiles", f"{self.name}: weights passed as inputs")
             self.unfrozen = compile_partition(self.name, self.text, self.graph_constants, self.device, self.dump_dir,
                                               self.record)
         return self.call(self.unfrozen, self.inputs(args, self.read_everything))
 
 
 _version = operator.attrgetter("_version")
+_data_ptr = torch.Tensor.data_ptr
 
 
 class GraphcKernel(torch.nn.Module):
@@ -367,11 +412,14 @@ def clear_cache() -> None:
 
 
 def compile_partition(name: str, text: str, constants: Dict[str, torch.Tensor], device: str, dump_dir: str,
-                      record: logs.CompileRecord) -> graphc.Executable:
+                      record: logs.CompileRecord, fresh: bool = False) -> graphc.Executable:
+    """The partition compiled with `constants` frozen in; from the cache
+    unless `fresh` (the constants were written where their memory and
+    versions do not show it)."""
     anonymous = text.replace(f"graph @{name}(", "graph @(", 1)  # the same graph under another compile's name
     key = (hashlib.sha256(anonymous.encode()).hexdigest(), device,
            tuple((k, t.data_ptr(), t._version, tuple(t.shape), t.dtype) for k, t in sorted(constants.items())))
-    exe = _CACHE.get(key)
+    exe = None if fresh else _CACHE.get(key)
     if exe is not None:
         _CACHE.move_to_end(key)
         record.cache_hits += 1
