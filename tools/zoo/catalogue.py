@@ -70,6 +70,8 @@ SMALL = {
     "num_heads": 4, "num_key_value_heads": 2, "num_kv_heads": 2, "multi_query_group_num": 2,
     "intermediate_size": 128, "d_ff": 128, "ffn_dim": 128, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128,
     "n_inner": 128, "d_kv": 16, "head_dim": 16, "kv_channels": 16, "attention_head_size": 16,
+    "qk_rope_head_dim": 16, "qk_nope_head_dim": 16, "qk_head_dim": 32, "v_head_dim": 16, "kv_lora_rank": 32,
+    "q_lora_rank": 32, "n_group": 1, "topk_group": 1,
     "vocab_size": 1000, "max_position_embeddings": 256, "n_positions": 256, "max_seq_len": 256,
     "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4, "moe_intermediate_size": 64,
     "num_experts_per_tok": 2, "expert_intermediate_size": 64, "shared_expert_intermediate_size": 64,
