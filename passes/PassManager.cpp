@@ -75,6 +75,7 @@ void addDefaultPipeline(PassManager& pm) {
   pm.add(createPass("cond-fold"));
   pm.add(createPass("cond-to-select"));
   pm.add(createPass("decompose"));
+  pm.add(createPass("split-reduction"));
   pm.add(createPass("cse"));
   pm.add(createPass("dce"));
   pm.add(createPass("fuse"));

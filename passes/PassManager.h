@@ -56,8 +56,8 @@ class PassManager {
 };
 
 /// The default pipeline, in order (docs/passes.md): verify, infer-types,
-/// canonicalize, fold-batch-norm, cond-fold, cond-to-select, decompose, cse,
-/// dce, fuse.
+/// canonicalize, fold-batch-norm, cond-fold, cond-to-select, decompose,
+/// split-reduction, cse, dce, fuse.
 void addDefaultPipeline(PassManager& pm);
 
 /// Adds the comma-separated passes of `spec` ("cse,dce"); reports an unknown

@@ -174,6 +174,9 @@ SLOW = """graph @g(%x: f32[262144, 1], %y: f32[1, 8192]) -> (f32[262144]) {
 }
 """
 SLOW_INPUTS = "np.ones((262144, 1), np.float32), np.ones((1, 8192), np.float32)"
+# The same work summed whole: one output, whose 2^31 elements the
+# split-reduction pass cuts into rows.
+SLOW_WHOLE = SLOW.replace("f32[262144])", "f32[])").replace("%r = sum(%s) {dims = [1]}", "%r = sum(%s)")
 
 
 def test_a_run_is_cancelled_through_its_token_from_another_thread():
@@ -206,7 +209,8 @@ def test_a_run_is_cancelled_through_its_token_from_another_thread():
     np.testing.assert_array_equal(out, expected)
 
 
-def test_ctrl_c_stops_a_run_on_the_main_thread():
+@pytest.mark.parametrize("graph", [SLOW, SLOW_WHOLE], ids=["rows", "whole"])
+def test_ctrl_c_stops_a_run_on_the_main_thread(graph):
     """SIGINT during a long run raises KeyboardInterrupt within a piece of
     bounded work, not when the run would have finished."""
     import signal
@@ -217,7 +221,7 @@ def test_ctrl_c_stops_a_run_on_the_main_thread():
     script = textwrap.dedent(f"""
         import os, signal, threading, time
         import numpy as np, graphc
-        exe = graphc.compile({SLOW!r})
+        exe = graphc.compile({graph!r})
         x, y = {SLOW_INPUTS}
         start = time.perf_counter(); exe(x, y); once = time.perf_counter() - start
         threading.Timer(once / 5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()

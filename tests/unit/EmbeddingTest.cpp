@@ -455,7 +455,7 @@ TEST(DebugDumpTest, TheMlpDumpHoldsEveryPassAndKernelAndReparses) {
   std::vector<fs::path> files = filesUnder(exe.dumpDir());
   auto has = [&](const std::string& f) { return std::find(files.begin(), files.end(), fs::path(f)) != files.end(); };
   EXPECT_TRUE(has("00_captured.graph"));
-  EXPECT_TRUE(has("10_after_fuse.graph"));
+  EXPECT_TRUE(has("11_after_fuse.graph"));
   EXPECT_TRUE(has("buffers.txt"));
   for (const char* k : {"k0_linear_relu", "k1_linear", "k2_amax_sub_exp_sum_div"}) {
     EXPECT_TRUE(has(fmt::format("kernels/{}.kernel", k))) << k;
