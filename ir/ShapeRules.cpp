@@ -439,9 +439,13 @@ TypeRuleResult pool(const OpInfo& op, const TypeRuleInput& in) {
 
 int64_t poolOutputSize(int64_t size, int64_t kernel, const WindowGeometry& g, size_t k, bool ceilMode) {
   const int64_t extent = g.dilation[k] * (kernel - 1) + 1;
-  const int64_t span = size + g.padBegin[k] + g.padEnd[k] - extent;
+  // torch's pooling_output_shape: floor((span + (ceil ? stride - 1 : 0)) /
+  // stride) + 1, so in ceil mode a kernel longer than the padded input
+  // still has one window (HF EfficientNet's AvgPool2d(hidden_dim,
+  // ceil_mode=True) over 18×18), clipped to the input as the kernels do.
+  const int64_t span = size + g.padBegin[k] + g.padEnd[k] - extent + (ceilMode ? g.stride[k] - 1 : 0);
   if (span < 0) return 0;
-  int64_t o = (ceilMode ? (span + g.stride[k] - 1) / g.stride[k] : span / g.stride[k]) + 1;
+  int64_t o = span / g.stride[k] + 1;
   // As torch: the last window must start inside the input or its left padding.
   if (ceilMode && (o - 1) * g.stride[k] >= size + g.padBegin[k]) --o;
   return o;

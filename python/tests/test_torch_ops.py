@@ -124,6 +124,11 @@ CASES = {
     "batch_norm_batch_statistics": (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-5),
                                     (g(2, 3, 4, 5, scale=2.0) + 1.0, g(3, seed=1), g(3, seed=2))),
     "instance_norm": (lambda x: F.instance_norm(x) * 2, (g(2, 3, 6, 5, scale=3.0),)),
+    # ceil mode with a kernel past the input (HF EfficientNet's pooler)
+    "pool_kernel_past_the_input": (lambda x: F.avg_pool2d(x, 40, ceil_mode=True).flatten(1)
+                                   + F.max_pool2d(x, (40, 9), (40, 4), ceil_mode=True).sum((2, 3))
+                                   + F.avg_pool2d(x, 7, 4, 3, ceil_mode=True, count_include_pad=False).mean((2, 3)),
+                                   (g(2, 3, 18, 17),)),
 }
 
 
