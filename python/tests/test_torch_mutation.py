@@ -202,6 +202,22 @@ def test_the_check_mode_names_a_partition_that_differs(monkeypatch, tmp_path):
                   np.load(os.path.join(error.folder, "eager0.npy"))).max() == pytest.approx(0.01, abs=1e-6)
 
 
+def test_the_check_mode_judges_a_difference_against_float64():
+    """(x + 1e8) - 1e8 in f32 rounds x to a multiple of 8: eager is itself
+    up to 4 from the exact x. A result as close to float64 as eager's (here
+    exact) is not a wrong result; one twice as far as eager's is."""
+    from graphc.dynamo import check
+
+    reference = torch.fx.symbolic_trace(lambda x: (x + 1e8) - 1e8)
+    x = torch.rand(64) * 4
+    eager = reference(x)
+    assert (eager - x).abs().max() > 1.0  # beyond any f32 tolerance
+    check.compare("g0", reference, "", None, [x], [x.clone()])  # exact: accepted
+    worst = float((eager.double() - x.double()).abs().max())
+    with pytest.raises(graphc.CheckError, match="output 0"):
+        check.compare("g0", reference, "", None, [x], [eager + 2.5 * worst])
+
+
 def test_the_check_mode_passes_what_matches(monkeypatch):
     monkeypatch.setenv("GRAPHC_CHECK", "1")
     x = torch.randn(3, 4)

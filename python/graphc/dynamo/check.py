@@ -6,6 +6,13 @@ The graphs are functional (AOTAutograd functionalised them before they
 were partitioned), so running one twice changes nothing; a mutated input
 is one of the values compared, as the graph returns its new value.
 
+A float output beyond tolerance is then judged as Dynamo's accuracy check
+(``torch._dynamo.utils.same`` with ``fp64_ref``) judges one: against the
+partition run in float64, graphc's result may be at most twice as far as
+eager's (root-mean-square and largest error both): a model whose own f32
+rounding error exceeds the tolerance (HF CPM-Ant's logits, 3.6e-4 from
+float64 in eager) is not a wrong result of graphc's.
+
 The error names the partition and a folder holding what reproduces it: the
 partition's ``.graph`` text, its FX graph, its inputs and both results as
 ``.npy`` files (the partition's debug dump folder when there is one).
@@ -57,6 +64,42 @@ def difference(expected: Any, got: Any) -> Optional[str]:
             f"(graphc {float(got[worst]):.6g}, eager {float(expected[worst]):.6g})")
 
 
+# How much farther from float64 than eager's graphc's result may be (Dynamo's
+# multiplier), and the slack added for results eager computes exactly.
+FP64_MULTIPLIER = 2.0
+
+
+def in_float64(reference: torch.fx.GraphModule, args: Sequence[Any]) -> Optional[List[Any]]:
+    """The partition's outputs computed in float64 (float inputs widened);
+    None when the graph does not run so."""
+    wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+    try:
+        with torch.no_grad():
+            out = reference(*wide)
+    except Exception:
+        return None
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def as_close_as_eager(expected: torch.Tensor, got: torch.Tensor, exact: Any) -> bool:
+    """Whether `got` is no more than FP64_MULTIPLIER times as far from the
+    float64 result as eager's `expected` is, in root-mean-square and in
+    largest error."""
+    if not isinstance(exact, torch.Tensor) or tuple(exact.shape) != tuple(expected.shape):
+        return False
+    exact = exact.double()
+    finite = torch.isfinite(exact) & torch.isfinite(expected.double())
+    if not bool(torch.equal(torch.isfinite(got.double()), torch.isfinite(expected.double()))):
+        return False
+    ours, theirs = (got.double() - exact)[finite].abs(), (expected.double() - exact)[finite].abs()
+    if ours.numel() == 0:
+        return True
+    atol = TOLERANCES[expected.dtype][1]
+    rms = lambda e: float(e.pow(2).mean().sqrt())  # noqa: E731
+    return (rms(ours) <= FP64_MULTIPLIER * rms(theirs) + atol / 10
+            and float(ours.max()) <= FP64_MULTIPLIER * float(theirs.max()) + atol / 10)
+
+
 def as_numpy(t: Any) -> Any:
     if not isinstance(t, torch.Tensor):
         return np.asarray(t)
@@ -93,6 +136,11 @@ def compare(name: str, reference: torch.fx.GraphModule, text: str, dump_dir: Opt
         problem = difference(e, g)
         if problem is not None:
             problems.append((k, problem))
+    if problems and all(isinstance(expected[k], torch.Tensor) and expected[k].dtype in TOLERANCES
+                        for k, _ in problems):
+        exact = in_float64(reference, args)
+        if exact is not None:
+            problems = [(k, p) for k, p in problems if not as_close_as_eager(expected[k], got[k], exact[k])]
     if not problems:
         return
     folder = write_reproducer(dump_dir, name, text, reference.code, args, expected, got)
