@@ -23,7 +23,9 @@
 //                      to the same place wins; with add/mul/max/min, x combined
 //                      with the reduction over j of where(hit, u[j], identity).
 //                      Each costs N × positions work, which suits the small
-//                      N of exported models (masks, cache rows).
+//                      N of exported models (masks, cache rows); past 2^24
+//                      (static sizes) the scatter_nd stays, run by the
+//                      reference's loop as a host step.
 //
 // Reductions keep their dims with keepdim = true and broadcast back. f16 and
 // bf16 inputs are computed in f32 and cast back once, as PyTorch's kernels
@@ -48,6 +50,10 @@ namespace {
 using ir::Attribute;
 using ir::AttrMap;
 using ir::OpId;
+
+// The most (updates × indexed positions) a scatter_nd is decomposed into a
+// gather for.
+constexpr int64_t kLargestScatterGrid = int64_t{1} << 24;
 
 AttrMap reduceAttrs(const std::vector<int64_t>& dims, bool keepdim) {
   AttrMap a;
@@ -308,6 +314,13 @@ class Decomposer {
     const std::optional<ir::Dim> places =
         ir::numElements(ir::Shape(xs.begin(), xs.begin() + static_cast<int64_t>(depth)));
     if (!count || !block || !places) return nullptr;  // sizes past int64: the reference reports them
+    // The gather form costs updates × indexed positions; past
+    // kLargestScatterGrid (a chunked linear-attention state written row by
+    // row: 2^19 × 2^19) the scatter stays whole, the reference's O(updates)
+    // loop as a host step.
+    if (count->isStatic() && places->isStatic() &&
+        (places->size != 0 && count->size > kLargestScatterGrid / places->size))
+      return nullptr;
     const ir::Dim n = *count, s = *block;
     ir::Value* index = reshape(n_.operands[1], {n, ir::Dim::of(static_cast<int64_t>(depth))});
     if (index->type.dtype != ir::DType::I64) index = castTo(index, ir::DType::I64);
