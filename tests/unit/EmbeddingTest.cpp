@@ -470,7 +470,7 @@ TEST(DebugDumpTest, TheMlpDumpHoldsEveryPassAndKernelAndReparses) {
     auto m = frontend::parseFile((fs::path(exe.dumpDir()) / f).string(), diags);
     ASSERT_TRUE(m) << f << " does not re-parse";
   }
-  EXPECT_EQ(graphs, 11);  // captured + the 10 passes of the default pipeline
+  EXPECT_EQ(graphs, 12);  // captured + the 11 passes of the default pipeline
   std::ifstream ll(fs::path(exe.dumpDir()) / "kernels/k0_linear_relu.ll");
   std::string first;
   std::getline(ll, first);
