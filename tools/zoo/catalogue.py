@@ -84,39 +84,71 @@ SEQUENCE = 16
 BATCH = 2
 
 
+def read(config: Any, attr: str) -> Any:
+    """The config's attribute, or None where reading it raises (a per-layer
+    attribute some configs refuse to read whole)."""
+    try:
+        return getattr(config, attr, None)
+    except Exception:
+        return None
+
+
+def write(config: Any, attr: str, value: Any) -> None:
+    """Sets the attribute where the config lets it be set (some are
+    read-only properties derived from others)."""
+    try:
+        setattr(config, attr, value)
+    except Exception:
+        pass
+
+
+def sub_configs(config: Any) -> List[Any]:
+    """The configs a composite config holds (a text, vision or audio
+    config), which keep their own widths and depths."""
+    from transformers import PretrainedConfig
+
+    return [v for v in vars(config).values() if isinstance(v, PretrainedConfig)]
+
+
 def small_config(model_type: str) -> Any:
     from transformers import CONFIG_MAPPING
 
-    config = CONFIG_MAPPING[model_type]()
+    return shrink(CONFIG_MAPPING[model_type]())
+
+
+def shrink(config: Any) -> Any:
+    """`config` and the configs it holds at SMALL's sizes."""
+    for sub in sub_configs(config):
+        shrink(sub)
     # Sizes derived from the hidden size (a pooler's, a projection's) follow it.
-    hidden = {name: getattr(config, name) for name in ("hidden_size", "d_model", "n_embd")
-              if isinstance(getattr(config, name, None), int)}
+    hidden = {name: read(config, name) for name in ("hidden_size", "d_model", "n_embd")
+              if isinstance(read(config, name), int)}
     for attr in list(vars(config)):
-        value = getattr(config, attr, None)
+        value = read(config, attr)
         if isinstance(value, int) and not isinstance(value, bool) and attr not in SMALL and any(
                 key in attr for key in ("hidden_size", "_dim", "embedding_size")) and value in hidden.values():
-            setattr(config, attr, SMALL["hidden_size"])
+            write(config, attr, SMALL["hidden_size"])
     for attr, value in SMALL.items():
-        current = getattr(config, attr, None)
+        current = read(config, attr)
         if current is None or isinstance(current, bool) != isinstance(value, bool):
             continue
         if isinstance(current, (int, float, bool)):
-            setattr(config, attr, value)
+            write(config, attr, value)
     for attr in ("depths", "hidden_sizes", "num_heads", "embed_dims", "layers_per_block"):
-        current = getattr(config, attr, None)
+        current = read(config, attr)
         if isinstance(current, (list, tuple)) and current and all(isinstance(v, int) for v in current):
             if attr == "depths" or attr == "layers_per_block":
-                setattr(config, attr, [1] * len(current))
+                write(config, attr, [1] * len(current))
             elif attr == "num_heads":
-                setattr(config, attr, [min(v, 2) for v in current])
+                write(config, attr, [min(v, 2) for v in current])
             else:
-                setattr(config, attr, [16 * (2 ** k) for k in range(len(current))])
-    vocab = getattr(config, "vocab_size", None)
+                write(config, attr, [16 * (2 ** k) for k in range(len(current))])
+    vocab = read(config, "vocab_size")
     if isinstance(vocab, int):
         for attr in TOKEN_IDS:
-            v = getattr(config, attr, None)
+            v = read(config, attr)
             if isinstance(v, int) and v >= vocab:
-                setattr(config, attr, vocab - 1)
+                write(config, attr, vocab - 1)
     return config
 
 
@@ -138,22 +170,28 @@ def shallow_config(model_type: str) -> Any:
     does not run in eager."""
     from transformers import CONFIG_MAPPING
 
-    config = CONFIG_MAPPING[model_type]()
+    return shallow(CONFIG_MAPPING[model_type]())
+
+
+def shallow(config: Any) -> Any:
+    """`config` and the configs it holds with SHALLOW's depths."""
+    for sub in sub_configs(config):
+        shallow(sub)
     for attr, value in SHALLOW.items():
-        current = getattr(config, attr, None)
+        current = read(config, attr)
         if current is not None and isinstance(current, bool) == isinstance(value, bool) and isinstance(
                 current, (int, bool)):
-            setattr(config, attr, value)
+            write(config, attr, value)
     for attr in ("depths", "layers_per_block"):
-        current = getattr(config, attr, None)
+        current = read(config, attr)
         if isinstance(current, (list, tuple)) and current and all(isinstance(v, int) for v in current):
-            setattr(config, attr, [1] * len(current))
-    vocab = getattr(config, "vocab_size", None)
+            write(config, attr, [1] * len(current))
+    vocab = read(config, "vocab_size")
     if isinstance(vocab, int):
         for attr in TOKEN_IDS:
-            v = getattr(config, attr, None)
+            v = read(config, attr)
             if isinstance(v, int) and v >= vocab:
-                setattr(config, attr, vocab - 1)
+                write(config, attr, vocab - 1)
     return config
 
 
@@ -195,6 +233,21 @@ def hf_architectures() -> List[Tuple[str, str]]:
     return chosen
 
 
+class TooLarge(ValueError):
+    pass
+
+
+def check_size(cls: Any, config: Any, which: str) -> None:
+    """Raises TooLarge for a model of more than SHALLOW_MAX_PARAMS
+    parameters, counted on the meta device before anything is allocated (a
+    model too large for the machine would be killed for memory)."""
+    with torch.device("meta"):
+        size = sum(p.numel() for p in cls.from_config(config).parameters())
+    if size > SHALLOW_MAX_PARAMS:
+        raise TooLarge(f"{which} make {size / 1e6:.0f}M parameters, more than the sweep's "
+                       f"{SHALLOW_MAX_PARAMS / 1e6:.0f}M")
+
+
 def hf_entries() -> Dict[str, Entry]:
     from transformers import (AutoModel, AutoModelForCausalLM, AutoModelForImageClassification,
                               AutoModelForSequenceClassification)
@@ -208,6 +261,7 @@ def hf_entries() -> Dict[str, Entry]:
                 cls = classes[which]
                 config = small_config(model_type)
                 try:
+                    check_size(cls, config, "the small config")
                     model = cls.from_config(config, attn_implementation="eager")
                     inputs = model_inputs(model, config)
                     with torch.no_grad():
@@ -216,10 +270,10 @@ def hf_entries() -> Dict[str, Entry]:
                     return model, inputs
                 except Exception as small_failed:
                     config = shallow_config(model_type)
-                    with torch.device("meta"):
-                        size = sum(p.numel() for p in cls.from_config(config).parameters())
-                    if size > SHALLOW_MAX_PARAMS:
-                        raise small_failed
+                    try:
+                        check_size(cls, config, "the default widths")
+                    except TooLarge as e:
+                        raise small_failed from e
                     torch.manual_seed(0)
                     model = cls.from_config(config, attn_implementation="eager")
                     model.zoo_config = "default widths"
