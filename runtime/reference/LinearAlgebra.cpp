@@ -1,5 +1,7 @@
 // Reference kernels of matmul (torch.matmul: vector operands and broadcast
-// batch dims), linear (x @ wᵀ + b) and eigh (LAPACK dsyevd per matrix).
+// batch dims), linear (x @ wᵀ + b), grouped_mm (a matmul per group of rows)
+// and eigh (LAPACK dsyevd per matrix).
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -62,6 +64,24 @@ Tensor linear(const std::vector<Tensor>& operands, const std::vector<int64_t>& s
       for (int64_t p = 0; p < in; ++p) acc += x.getDouble(r * in + p) * w.getDouble(o * in + p);
       out.setDouble(r * outFeatures + o, acc);
     }
+  return out;
+}
+
+Tensor groupedMm(const ir::Node& node, const Tensor& x, const Tensor& w, const Tensor& offs) {
+  const int64_t rows = x.shape()[0], k = x.shape()[1], groups = w.shape()[0], n = w.shape()[2];
+  Tensor out(x.dtype(), {rows, n});
+  int64_t start = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t end = offs.getInt(g);
+    if (end < start)
+      throw ir::LocatedError(node.loc, fmt::format("grouped_mm: offset {} of group {} is below the previous group's end {} (offsets "
+                                  "are cumulative row counts and must not decrease)",
+                                  end, g, start));
+    const int64_t from = std::min(start, rows), to = std::min(end, rows);
+    gemmBlock(x, from * k, w, g * k * n, out, from * n, to - from, k, n);
+    start = end;
+  }
+  for (int64_t i = std::min(start, rows) * n; i < rows * n; ++i) out.setDouble(i, 0.0);
   return out;
 }
 

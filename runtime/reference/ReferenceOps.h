@@ -88,6 +88,9 @@ std::optional<int64_t> firstNonFiniteMatrix(const Tensor& a, char uplo);
 ir::Error nonFiniteEighInput(int64_t batchIndex);
 Tensor linear(const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 std::vector<Tensor> eigh(const ir::Node& n, const Tensor& a);
+/// grouped_mm: rows [offs[g-1], offs[g]) of x times w[g]; rows past the
+/// last offset are zero. Offsets that decrease are an error.
+Tensor groupedMm(const ir::Node& n, const Tensor& x, const Tensor& w, const Tensor& offs);
 Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 /// constant, full, iota.
 Tensor creation(const ir::Node& n, ir::DType dtype, const std::vector<int64_t>& shape);

@@ -421,6 +421,27 @@ for op, fn in divisions.items():
         add(f"{op}_{dt}", f"  %r = {op}(%i0, %i1)\n  return %r", [a, b], fn)
 
 
+
+# ---- grouped_mm (after the cases above, leaving their inputs as they were) ---
+def grouped_mm(x, w, offs):
+    """transformers' grouped_mm_fallback: rows [offs[g-1], offs[g]) of x
+    times w[g]; rows past the last offset stay zero."""
+    out = torch.zeros(x.shape[0], w.shape[2], dtype=x.dtype)
+    start = 0
+    for g, end in enumerate(offs.tolist()):
+        out[start:end] = x[start:end] @ w[g]
+        start = end
+    return out
+
+
+for dt in FLOATS:
+    # Group 1 is empty; the last two rows are past the last offset.
+    for odt, offs in (("i32", torch.tensor([2, 2, 5, 7], dtype=torch.int32)),
+                      ("i64", torch.tensor([3, 4, 4, 9], dtype=torch.int64))):
+        add(f"grouped_mm_{dt}_{odt}", "  %r = grouped_mm(%i0, %i1, %i2)\n  return %r",
+            [tensor(dt, (9, 5)), tensor(dt, (4, 5, 3)), offs], grouped_mm)
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
