@@ -224,3 +224,24 @@ def test_the_check_mode_passes_what_matches(monkeypatch):
     with torch.no_grad():
         got = torch.compile(lambda t: torch.sigmoid(t) * 3, backend="graphc")(x)
     torch.testing.assert_close(got, torch.sigmoid(x) * 3, rtol=RTOL, atol=ATOL)
+
+
+def overlapping_chunks(x, w):
+    """Longformer's _chunk: windows that overlap by half, made by as_strided
+    from the strides the tensor has in eager — here a transposed view, so
+    graphc must not hand PyTorch a dense copy of it in their place."""
+    q = (x @ w).transpose(0, 1)  # [2, 8, 16], strides (16, 32, 1) in eager
+    size = (q.shape[0], 3, 4, q.shape[2])
+    stride = (q.stride(0), 2 * q.stride(1), q.stride(1), q.stride(2))
+    return torch.tanh(q.as_strided(size, stride)) * 2
+
+
+def test_as_strided_left_to_pytorch_reads_eagers_storage():
+    def make_args():
+        g = torch.Generator().manual_seed(0)
+        return torch.randn(8, 2, 16, generator=g), torch.randn(16, 16, generator=g)
+
+    records = compile_and_compare(overlapping_chunks, make_args, whole=False)
+    ops = {op for r in records for op, _ in r.eager_ops}
+    assert ops == {"aten.as_strided.default", "aten.permute.default"}, ops  # the transpose too
+    assert any(r.partitions for r in records)  # the matmul and the tanh still run in graphc

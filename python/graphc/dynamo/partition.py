@@ -81,6 +81,45 @@ def returned_views(graph: torch.fx.Graph) -> Set[torch.fx.Node]:
     return set(copies.values())
 
 
+# Ops that read their input's storage rather than its values: their result
+# depends on the input's strides and on the memory around it.
+STORAGE_READERS = {aten.as_strided.default, aten.as_strided_.default, aten.as_strided_scatter.default}
+
+
+def owns_dense_storage(value: Any) -> bool:
+    """Whether eager's tensor is laid out as a fresh graphc buffer is:
+    contiguous, at offset 0 of a storage that holds just its elements."""
+    try:
+        return bool(value.is_contiguous() and value.storage_offset() == 0
+                    and value.untyped_storage().nbytes() == value.numel() * value.element_size())
+    except Exception:  # a symbolic layout
+        return False
+
+
+def storage_bound(graph: torch.fx.Graph) -> Dict[torch.fx.Node, str]:
+    """The nodes PyTorch must compute because an op left to PyTorch reads
+    their storage (as_strided): graphc's values are dense fresh buffers, so
+    a value whose eager layout is another (a transposed view, a slice of a
+    larger tensor) would be read at the wrong places. From such a reader
+    back to the tensors eager lays out as graphc does (or to the graph's
+    inputs), every node runs in PyTorch; each maps to the reason."""
+    bound: Dict[torch.fx.Node, str] = {}
+
+    def walk(node: Any, reader: torch.fx.Node) -> None:
+        if not isinstance(node, torch.fx.Node) or node in bound or node.op != "call_function":
+            return  # inputs and constants are eager's own tensors
+        if owns_dense_storage(val(node)):
+            return
+        bound[node] = f"{reader.target} in PyTorch reads its storage, laid out as eager lays it out"
+        for producer in node.all_input_nodes:
+            walk(producer, reader)
+
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in STORAGE_READERS and why_unsupported(node) is not None:
+            walk(node.args[0], node)
+    return bound
+
+
 def why_unsupported(node: torch.fx.Node) -> Optional[str]:
     """None if graphc takes `node`, else why not."""
     if node.op == "get_attr":
@@ -138,15 +177,16 @@ def translate_alone(node: torch.fx.Node) -> Any:
 
 
 class GraphcSupport(OperatorSupportBase):
-    def __init__(self, views: Set[torch.fx.Node]) -> None:
+    def __init__(self, views: Set[torch.fx.Node], storage_bound: Dict[torch.fx.Node, str]) -> None:
         super().__init__()
         self.reasons: Dict[torch.fx.Node, str] = {}
         self.views = views  # returned views, which PyTorch makes (returned_views)
+        self.storage_bound = storage_bound  # what PyTorch computes for its storage readers (storage_bound)
 
     def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
         if node in self.views or node.target in CHECKS:
             return False
-        reason = why_unsupported(node)
+        reason = self.storage_bound.get(node) or why_unsupported(node)
         if reason is not None:
             # Size arithmetic on SymInts (s0 * s1) is no tensor work: it
             # stays in Python without a word.
@@ -475,7 +515,7 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
     `checked`, whether each partition also runs in eager PyTorch on every
     call to compare (check.py)."""
     start = time.perf_counter()
-    support = GraphcSupport(returned_views(gm.graph))
+    support = GraphcSupport(returned_views(gm.graph), storage_bound(gm.graph))
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
     partitions = [p for p in partitioner.propose_partitions()
                   if any(n.target not in SHAPE_OPS for n in p.nodes)]
