@@ -25,7 +25,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 import graphc
 from graphc import _graphc
-from graphc.dynamo import check, logs
+from graphc.dynamo import aten_experts, check, logs
 from graphc.dynamo.aten_ops import HANDLERS
 from graphc.dynamo.translate import Builder, Translation, Unsupported, dtype_name, output_nodes, translate, val
 
@@ -515,6 +515,7 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
     `checked`, whether each partition also runs in eager PyTorch on every
     call to compare (check.py)."""
     start = time.perf_counter()
+    aten_experts.register_custom_ops()
     support = GraphcSupport(returned_views(gm.graph), storage_bound(gm.graph))
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
     partitions = [p for p in partitioner.propose_partitions()
