@@ -124,6 +124,10 @@ CASES = {
     "batch_norm_batch_statistics": (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-5),
                                     (g(2, 3, 4, 5, scale=2.0) + 1.0, g(3, seed=1), g(3, seed=2))),
     "instance_norm": (lambda x: F.instance_norm(x) * 2, (g(2, 3, 6, 5, scale=3.0),)),
+    # a whole tensor's max and min (XLM's and Flaubert's position checks), NaN propagated
+    "max_min_whole": (lambda x, i: x.max() * 2 + x.min() + i.max() - i.min(),
+                      (torch.cat([g(11), torch.tensor([float("nan")])]), ints(3, 4))),
+    "max_whole": (lambda x: torch.max(x) - torch.min(x * 3), (g(4, 5),)),
     # values on every bin edge (max in the last bin), outside the range, NaN
     "histc": (lambda x: torch.histc(x, bins=5, min=-1.0, max=1.5),
               (torch.cat([g(30), torch.tensor([-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, -1.01, 1.51, 7.0, float("nan")])]),)),

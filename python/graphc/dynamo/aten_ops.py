@@ -339,10 +339,13 @@ def reduce_dims(node: torch.fx.Node) -> Optional[List[int]]:
 
 
 @handles(aten.sum.dim_IntList, aten.mean.dim, aten.amax.default, aten.amin.default, aten.sum.default,
-         aten.mean.default)
+         aten.mean.default, aten.max.default, aten.min.default)
 def reduction(b: Builder, node: torch.fx.Node) -> str:
+    """Sums, means and extremes; max() and min() of a whole tensor are its
+    amax and amin (NaN propagates in both, as in torch)."""
     op = {aten.sum.dim_IntList: "sum", aten.sum.default: "sum", aten.mean.dim: "mean",
-          aten.mean.default: "mean", aten.amax.default: "amax", aten.amin.default: "amin"}[node.target]
+          aten.mean.default: "mean", aten.amax.default: "amax", aten.amin.default: "amin",
+          aten.max.default: "amax", aten.min.default: "amin"}[node.target]
     dtype = out(node).dtype
     if op == "sum" and dtype != torch.int64 and not dtype.is_floating_point:
         raise Unsupported(f"sum to {dtype}")  # graphc sums integers to i64, as torch does by default
