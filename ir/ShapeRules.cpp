@@ -527,6 +527,21 @@ TypeRuleResult groupedMm(const OpInfo& op, const TypeRuleInput& in) {
   return one(TensorType{x.dtype, Shape{x.shape[0], w.shape[2]}});
 }
 
+TypeRuleResult solveTriangular(const OpInfo& op, const TypeRuleInput& in) {
+  const TensorType& a = in.operands[0];
+  const TensorType& b = in.operands[1];
+  if (auto e = sameDType(op, in.operands); !e.empty()) return fail(e);
+  if (a.dtype != DType::F32 && a.dtype != DType::F64)
+    return fail(fmt::format("'solve_triangular' supports f32 and f64, got {}", dt(a.dtype)));
+  if (a.rank() < 2 || a.shape[a.rank() - 1] != a.shape[a.rank() - 2])
+    return fail(fmt::format("'solve_triangular' needs square matrices [..., n, n], got {}", toString(a)));
+  if (b.rank() != a.rank() || !std::equal(a.shape.begin(), a.shape.end() - 1, b.shape.begin()))
+    return fail(fmt::format("the right-hand sides of 'solve_triangular' must be [..., n, k] with the matrices' "
+                            "batch dims and n, got {} for {}",
+                            toString(b), toString(a)));
+  return one(b);
+}
+
 // ---- shape ops --------------------------------------------------------------
 
 TypeRuleResult reshape(const OpInfo&, const TypeRuleInput& in) {

@@ -128,6 +128,13 @@ CASES = {
     "max_min_whole": (lambda x, i: x.max() * 2 + x.min() + i.max() - i.min(),
                       (torch.cat([g(11), torch.tensor([float("nan")])]), ints(3, 4))),
     "max_whole": (lambda x: torch.max(x) - torch.min(x * 3), (g(4, 5),)),
+    "eye": (lambda x: torch.eye(5) * x + torch.eye(3, 5, dtype=torch.float64).sum(0), (g(5, 5),)),
+    # gated delta-rule attention's chunk system: unit lower-triangular, batched
+    "solve_triangular_unit_lower": (lambda a, b: torch.linalg.solve_triangular(
+        torch.eye(6) + a.tril(-1) * 0.3, b, upper=False, unitriangular=True), (g(2, 3, 6, 6), g(2, 3, 6, 4, seed=1))),
+    # upper, right-hand (X A = B), batch dims broadcast
+    "solve_triangular_upper_right": (lambda a, b: torch.linalg.solve_triangular(
+        a.triu() + 4 * torch.eye(5), b, upper=True, left=False), (g(5, 5), g(2, 3, 5, seed=1))),
     # values on every bin edge (max in the last bin), outside the range, NaN
     "histc": (lambda x: torch.histc(x, bins=5, min=-1.0, max=1.5),
               (torch.cat([g(30), torch.tensor([-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, -1.01, 1.51, 7.0, float("nan")])]),)),

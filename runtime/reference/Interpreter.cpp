@@ -174,6 +174,7 @@ std::vector<Tensor> evaluateNode(const ir::Node& n, const std::vector<Tensor>& o
       if (n.op == OpId::Matmul) return {reference::matmul(operands[0], operands[1], shapes[0])};
       if (n.op == OpId::Linear) return {reference::linear(operands, shapes[0])};
       if (n.op == OpId::GroupedMm) return {reference::groupedMm(n, operands[0], operands[1], operands[2])};
+      if (n.op == OpId::SolveTriangular) return {reference::solveTriangular(n, operands[0], operands[1])};
       return reference::eigh(n, operands[0]);
     case ir::OpCategory::Shape: return {reference::shapeOp(n, operands, shapes[0])};
     case ir::OpCategory::Creation: return {reference::creation(n, n.result()->type.dtype, shapes[0])};

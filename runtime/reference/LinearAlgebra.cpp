@@ -1,6 +1,6 @@
 // Reference kernels of matmul (torch.matmul: vector operands and broadcast
-// batch dims), linear (x @ wᵀ + b), grouped_mm (a matmul per group of rows)
-// and eigh (LAPACK dsyevd per matrix).
+// batch dims), linear (x @ wᵀ + b), grouped_mm (a matmul per group of rows),
+// solve_triangular (substitution) and eigh (LAPACK dsyevd per matrix).
 #include <algorithm>
 #include <cmath>
 
@@ -83,6 +83,32 @@ Tensor groupedMm(const ir::Node& node, const Tensor& x, const Tensor& w, const T
   }
   for (int64_t i = std::min(start, rows) * n; i < rows * n; ++i) out.setDouble(i, 0.0);
   return out;
+}
+
+Tensor solveTriangular(const ir::Node& node, const Tensor& a, const Tensor& b) {
+  const ir::Attribute* upperAttr = node.attrs.find("upper");
+  const ir::Attribute* unitAttr = node.attrs.find("unitriangular");
+  const bool upper = upperAttr && upperAttr->b, unit = unitAttr && unitAttr->b;
+  const int64_t n = a.shape().back(), k = b.shape().back();
+  const int64_t batch = n == 0 ? 0 : a.numel() / (n * n);
+  Tensor x(b.dtype(), b.shape());
+  std::vector<double> column(static_cast<size_t>(n));
+  for (int64_t m = 0; m < batch; ++m) {
+    const int64_t aOff = m * n * n, bOff = m * n * k;
+    for (int64_t j = 0; j < k; ++j) {
+      // Row by row from the end the triangle starts at: each unknown once
+      // the ones it depends on are known.
+      for (int64_t step = 0; step < n; ++step) {
+        const int64_t i = upper ? n - 1 - step : step;
+        double acc = b.getDouble(bOff + i * k + j);
+        for (int64_t p = upper ? i + 1 : 0; p < (upper ? n : i); ++p)
+          acc -= a.getDouble(aOff + i * n + p) * column[static_cast<size_t>(p)];
+        column[static_cast<size_t>(i)] = unit ? acc : acc / a.getDouble(aOff + i * n + i);
+      }
+      for (int64_t i = 0; i < n; ++i) x.setDouble(bOff + i * k + j, column[static_cast<size_t>(i)]);
+    }
+  }
+  return x;
 }
 
 std::optional<int64_t> firstNonFiniteMatrix(const Tensor& a, char uplo) {

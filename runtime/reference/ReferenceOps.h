@@ -91,6 +91,10 @@ std::vector<Tensor> eigh(const ir::Node& n, const Tensor& a);
 /// grouped_mm: rows [offs[g-1], offs[g]) of x times w[g]; rows past the
 /// last offset are zero. Offsets that decrease are an error.
 Tensor groupedMm(const ir::Node& n, const Tensor& x, const Tensor& w, const Tensor& offs);
+/// solve_triangular: X with A X = B for each matrix of the batch, by
+/// substitution in f64 (no singularity check: a zero pivot gives inf or
+/// NaN, as LAPACK's trsm does).
+Tensor solveTriangular(const ir::Node& n, const Tensor& a, const Tensor& b);
 Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std::vector<int64_t>& shape);
 /// constant, full, iota.
 Tensor creation(const ir::Node& n, ir::DType dtype, const std::vector<int64_t>& shape);

@@ -442,6 +442,20 @@ for dt in FLOATS:
             [tensor(dt, (9, 5)), tensor(dt, (4, 5, 3)), offs], grouped_mm)
 
 
+
+# ---- solve_triangular (after the cases above, leaving their inputs as they were)
+for dt in ("f32", "f64"):
+    for upper in (False, True):
+        for unit in (False, True):
+            # A dominant diagonal keeps the system well conditioned; a unit
+            # triangular solve must ignore the diagonal, so it is not 1.
+            a = tensor(dt, (2, 4, 4)) * 0.5 + 3 * torch.eye(4, dtype=TORCH[dt])
+            attrs = f"{{upper = {'true' if upper else 'false'}" + (", unitriangular = true}" if unit else "}")
+            add(f"solve_triangular_{'upper' if upper else 'lower'}{'_unit' if unit else ''}_{dt}",
+                f"  %r = solve_triangular(%i0, %i1) {attrs}\n  return %r", [a, tensor(dt, (2, 4, 3))],
+                lambda a, b, u=upper, t=unit: torch.linalg.solve_triangular(a, b, upper=u, unitriangular=t))
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)

@@ -952,3 +952,4 @@ HANDLERS[torch.ops.higher_order.cond] = translate_cond
 # The rest of the table: indexing writes, padding, reordering views.
 from graphc.dynamo import aten_indexing  # noqa: E402,F401  (registers its handlers)
 from graphc.dynamo import aten_experts  # noqa: E402,F401  (registers its handlers)
+from graphc.dynamo import aten_linalg  # noqa: E402,F401  (registers its handlers)

@@ -43,6 +43,20 @@ KEPT = (
 ADDED = (aten._native_batch_norm_legit.no_stats,)
 
 
+def eye(n: int, m: Any = None, *, dtype: Any = None, layout: Any = None, device: Any = None,
+        pin_memory: bool = False, requires_grad: bool = False) -> torch.Tensor:
+    """torch.eye as a comparison of int64 positions: torch's own reference
+    counts them in the narrowest integer type that holds n (uint8 for the
+    small matrices of chunked attention), which graphc does not have."""
+    rows = torch.arange(n, dtype=torch.int64, device=device).unsqueeze(-1)
+    columns = torch.arange(n if m is None else m, dtype=torch.int64, device=device)
+    return (rows == columns).to(torch.get_default_dtype() if dtype is None else dtype)
+
+
+# Replaced with graphc's own (each function above says why).
+REPLACED = {aten.eye.default: eye, aten.eye.m: eye}
+
+
 @functools.lru_cache(maxsize=1)
 def decomposition_table() -> Dict[Any, Any]:
     from torch._decomp import decomposition_table as full
@@ -52,4 +66,5 @@ def decomposition_table() -> Dict[Any, Any]:
         table.pop(op, None)
     for op in ADDED:
         table[op] = full[op]
+    table.update(REPLACED)
     return table
