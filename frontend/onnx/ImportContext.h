@@ -166,6 +166,7 @@ std::span<const OpMapping> shapeOps();
 std::span<const OpMapping> nnOps();
 std::span<const OpMapping> windowOps();
 std::span<const OpMapping> controlOps();
+std::span<const OpMapping> einsumOps();
 
 /// Null when graphc has no converter for the op type (default domain).
 const OpMapping* findOp(std::string_view opType);

@@ -246,7 +246,7 @@ void needFloat(const NodeContext& c, const ir::Value* v) {
 const OpMapping* findOp(std::string_view opType) {
   static const std::unordered_map<std::string_view, const OpMapping*> table = [] {
     std::unordered_map<std::string_view, const OpMapping*> t;
-    for (auto family : {elementwiseOps(), reductionOps(), shapeOps(), nnOps(), windowOps(), controlOps()})
+    for (auto family : {elementwiseOps(), reductionOps(), shapeOps(), nnOps(), windowOps(), controlOps(), einsumOps()})
       for (const OpMapping& m : family) t.emplace(m.opType, &m);
     return t;
   }();

@@ -132,3 +132,45 @@ def test_scatter_elements_matches_onnxruntime(axis, reduction):
     expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": data, "i": indices, "u": updates})[0]
     (got,) = graphc.compile(model).run(data, indices, updates)
     np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),  # attention scores
+    ("bhqk,bhkd->bhqd", [(2, 3, 4, 6), (2, 3, 6, 5)]),
+    ("bcl,bcs->bls", [(2, 4, 3), (2, 4, 5)]),
+    ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]),  # implicit output, ellipsis
+    ("bnhp,bnh->bnhp", [(2, 3, 4, 5), (2, 3, 4)]),  # no contraction: a broadcast product
+    ("ij,kj->", [(3, 4), (5, 4)]),  # everything summed
+    ("i,j->ij", [(3,), (4,)]),  # outer product
+    ("blhn,bshn->bhls", [(1, 4, 2, 3), (1, 5, 2, 3)]),  # Mamba-2's C·B
+    ("abc->ca", [(2, 3, 4)]),  # one operand: a sum and a transpose
+    ("ij->", [(3, 4)]),
+])
+def test_einsum_matches_numpy(equation, shapes):
+    rng = np.random.RandomState(2)
+    xs = [rng.randn(*s).astype(np.float32) for s in shapes]
+    names = [f"x{k}" for k in range(len(xs))]
+    g = helper.make_graph(
+        [helper.make_node("Einsum", names, ["y"], equation=equation)], "einsum",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(x.shape)) for n, x in zip(names, xs)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    (got,) = graphc.compile(model).run(*xs)
+    expected = np.einsum(equation, *[x.astype(np.float64) for x in xs])
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("equation, shapes, why", [
+    ("ii->i", [(3, 3)], "repeated in one operand"),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], "more than two operands"),
+    ("ij,ij->ij", [(3, 1), (3, 4)], "sizes of a label differ"),
+])
+def test_einsum_graphc_does_not_take_is_named(equation, shapes, why):
+    names = [f"x{k}" for k in range(len(shapes))]
+    g = helper.make_graph(
+        [helper.make_node("Einsum", names, ["y"], equation=equation)], "einsum",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s in zip(names, shapes)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(graphc.CompileError, match=why):
+        graphc.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
