@@ -516,8 +516,7 @@ TypeRuleResult groupedMm(const OpInfo& op, const TypeRuleInput& in) {
   if (auto e = sameDType(op, in.operands.first(2)); !e.empty()) return fail(e);
   if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
   if (x.rank() != 2) return fail(fmt::format("the input of 'grouped_mm' must be [rows, k], got {}", toString(x)));
-  if (w.rank() != 3)
-    return fail(fmt::format("the weight of 'grouped_mm' must be [groups, k, n], got {}", toString(w)));
+  if (w.rank() != 3) return fail(fmt::format("the weight of 'grouped_mm' must be [groups, k, n], got {}", toString(w)));
   if (x.shape[1] != w.shape[1])
     return fail(fmt::format("'grouped_mm' contraction sizes differ: {} @ {} ({} vs {})", toString(x), toString(w),
                             toString(x.shape[1]), toString(w.shape[1])));
@@ -536,9 +535,10 @@ TypeRuleResult solveTriangular(const OpInfo& op, const TypeRuleInput& in) {
   if (a.rank() < 2 || a.shape[a.rank() - 1] != a.shape[a.rank() - 2])
     return fail(fmt::format("'solve_triangular' needs square matrices [..., n, n], got {}", toString(a)));
   if (b.rank() != a.rank() || !std::equal(a.shape.begin(), a.shape.end() - 1, b.shape.begin()))
-    return fail(fmt::format("the right-hand sides of 'solve_triangular' must be [..., n, k] with the matrices' "
-                            "batch dims and n, got {} for {}",
-                            toString(b), toString(a)));
+    return fail(
+        fmt::format("the right-hand sides of 'solve_triangular' must be [..., n, k] with the matrices' "
+                    "batch dims and n, got {} for {}",
+                    toString(b), toString(a)));
   return one(b);
 }
 

@@ -68,7 +68,8 @@ std::vector<Label> parseTerm(const NodeContext& c, std::string_view term, int64_
 
 Equation parseEquation(NodeContext& c) {
   std::string text;
-  for (char ch : c.stringAttr("equation", "")) if (ch != ' ') text += ch;
+  for (char ch : c.stringAttr("equation", ""))
+    if (ch != ' ') text += ch;
   const size_t arrow = text.find("->");
   const std::string lhs = text.substr(0, arrow);
   std::vector<std::string> terms;
@@ -84,8 +85,8 @@ Equation parseEquation(NodeContext& c) {
   int64_t ellipsisDims = 0;
   for (size_t k = 0; k < terms.size(); ++k) {
     const int64_t rank = c.required(k)->type.rank();
-    const int64_t letters = static_cast<int64_t>(std::count_if(terms[k].begin(), terms[k].end(),
-                                                               [](char ch) { return ch != '.'; }));
+    const int64_t letters =
+        static_cast<int64_t>(std::count_if(terms[k].begin(), terms[k].end(), [](char ch) { return ch != '.'; }));
     if (terms[k].find("...") != std::string::npos) ellipsisDims = std::max(ellipsisDims, rank - letters);
   }
   Equation e;

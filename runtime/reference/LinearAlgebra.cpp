@@ -74,9 +74,10 @@ Tensor groupedMm(const ir::Node& node, const Tensor& x, const Tensor& w, const T
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t end = offs.getInt(g);
     if (end < start)
-      throw ir::LocatedError(node.loc, fmt::format("grouped_mm: offset {} of group {} is below the previous group's end {} (offsets "
-                                  "are cumulative row counts and must not decrease)",
-                                  end, g, start));
+      throw ir::LocatedError(
+          node.loc, fmt::format("grouped_mm: offset {} of group {} is below the previous group's end {} (offsets "
+                                "are cumulative row counts and must not decrease)",
+                                end, g, start));
     const int64_t from = std::min(start, rows), to = std::min(end, rows);
     gemmBlock(x, from * k, w, g * k * n, out, from * n, to - from, k, n);
     start = end;
