@@ -87,6 +87,36 @@ void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ld
   blockKernel<V, MR, MR, NV>(k, a, b, c, ldc, rows, cols, accumulate);
 }
 
+/// Adds the accumulators into rows × cols of the ROWS × NR block at c.
+template <class V, int ROWS, int NV>
+inline void addBlock(typename V::type (&acc)[ROWS][NV], float* c, int64_t ldc, int rows, int cols) {
+  constexpr int W = V::width, NR = W * NV;
+  const float one = 1.0f;
+  const typename V::type ones = V::broadcast(&one);  // c + acc as fma(acc, 1, c): one rounding, as an add
+  if (rows == ROWS && cols == NR) {
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j)
+        V::store(c + i * ldc + j * W, V::fma(acc[i][j], ones, V::load(c + i * ldc + j * W)));
+    return;
+  }
+  float tile[ROWS * NR];
+#pragma GCC unroll 16
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * W, acc[i][j]);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) c[i * ldc + j] += tile[i * NR + j];
+}
+
+/// How many reduction points the indirect kernel sums in registers before
+/// adding the sum into C: a convolution's k (channels × taps, 4608 for
+/// 512 channels of 3×3) summed in one chain of FMAs would be several times
+/// farther from the exact sum than oneDNN's and OpenBLAS's blocked sums
+/// (the GEMM path's block of k is the same 256).
+constexpr int64_t kIndirectBlock = 256;
+
 /// C = A · B with A read through an indirection: A[i, p] = rows[i][offsets[p]]
 /// (a convolution: row i is an output position's window origin in the
 /// padded image, offsets[p] the reduction point's offset from it).
@@ -98,22 +128,28 @@ void indirectKernel(int64_t k, const float* const* rows, const int64_t* offsets,
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) row[i] = rows[i];
   typename V::type acc[MR][NV];
+  for (int64_t p0 = 0; p0 == 0 || p0 < k; p0 += kIndirectBlock) {
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
-  for (int64_t p = 0; p < k; ++p) {
-    const int64_t at = offsets[p];
-    typename V::type bv[NV];
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+    const int64_t end = std::min(k, p0 + kIndirectBlock);
+    for (int64_t p = p0; p < end; ++p) {
+      const int64_t at = offsets[p];
+      typename V::type bv[NV];
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * W);
+      for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * W);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      const typename V::type av = V::broadcast(row[i] + at);
+      for (int i = 0; i < MR; ++i) {
+        const typename V::type av = V::broadcast(row[i] + at);
 #pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+        for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+      }
+      b += NR;
     }
-    b += NR;
+    if (p0 == 0)
+      storeBlock<V, MR, NV>(acc, c, ldc, nrows, cols);
+    else
+      addBlock<V, MR, NV>(acc, c, ldc, nrows, cols);
   }
-  storeBlock<V, MR, NV>(acc, c, ldc, nrows, cols);
 }
