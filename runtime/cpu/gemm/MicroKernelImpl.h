@@ -97,8 +97,7 @@ inline void addBlock(typename V::type (&acc)[ROWS][NV], float* c, int64_t ldc, i
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j)
-        V::store(c + i * ldc + j * W, V::fma(acc[i][j], ones, V::load(c + i * ldc + j * W)));
+      for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * W, V::fma(acc[i][j], ones, V::load(c + i * ldc + j * W)));
     return;
   }
   float tile[ROWS * NR];
