@@ -516,14 +516,19 @@ TypeRuleResult groupedMm(const OpInfo& op, const TypeRuleInput& in) {
   if (auto e = sameDType(op, in.operands.first(2)); !e.empty()) return fail(e);
   if (auto e = needFloat(op, x.dtype); !e.empty()) return fail(e);
   if (x.rank() != 2) return fail(fmt::format("the input of 'grouped_mm' must be [rows, k], got {}", toString(x)));
-  if (w.rank() != 3) return fail(fmt::format("the weight of 'grouped_mm' must be [groups, k, n], got {}", toString(w)));
-  if (x.shape[1] != w.shape[1])
+  const Attribute* transposedAttr = in.attrs.find("transposed");
+  const bool transposed = transposedAttr && transposedAttr->b;  // w: [groups, n, k]
+  if (w.rank() != 3)
+    return fail(fmt::format("the weight of 'grouped_mm' must be [groups, {}], got {}", transposed ? "n, k" : "k, n",
+                            toString(w)));
+  const Dim& k = w.shape[transposed ? 2 : 1];
+  if (x.shape[1] != k)
     return fail(fmt::format("'grouped_mm' contraction sizes differ: {} @ {} ({} vs {})", toString(x), toString(w),
-                            toString(x.shape[1]), toString(w.shape[1])));
+                            toString(x.shape[1]), toString(k)));
   if (offs.rank() != 1 || offs.shape[0] != w.shape[0] || (offs.dtype != DType::I32 && offs.dtype != DType::I64))
     return fail(fmt::format("the offsets of 'grouped_mm' must be i32 or i64 [{}] (one end row per group), got {}",
                             toString(w.shape[0]), toString(offs)));
-  return one(TensorType{x.dtype, Shape{x.shape[0], w.shape[2]}});
+  return one(TensorType{x.dtype, Shape{x.shape[0], w.shape[transposed ? 1 : 2]}});
 }
 
 TypeRuleResult solveTriangular(const OpInfo& op, const TypeRuleInput& in) {

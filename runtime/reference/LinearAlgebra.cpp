@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <cblas.h>
 #include <fmt/format.h>
 #include <lapacke.h>
 
@@ -20,6 +21,37 @@ void gemmBlock(const Tensor& a, int64_t aOff, const Tensor& b, int64_t bOff, Ten
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
       for (int64_t p = 0; p < k; ++p) acc += a.getDouble(aOff + i * k + p) * b.getDouble(bOff + p * n + j);
+      c.setDouble(cOff + i * n + j, acc);
+    }
+}
+/// One group of grouped_mm, C[m, n] = A[m, k] @ B (B [k, n], or [n, k]
+/// when `transposed`): BLAS for f32 and f64 (a mixture-of-experts layer's
+/// experts at real widths; the op runs as a host step, where the f64 loop
+/// would be a hundred times slower than eager's torch.mm per expert), an
+/// f64-accumulating loop for f16 and bf16.
+void groupMatmul(const Tensor& a, int64_t aOff, const Tensor& b, int64_t bOff, Tensor& c, int64_t cOff, int64_t m,
+                 int64_t k, int64_t n, bool transposed) {
+  if (m == 0) return;
+  const auto bm = static_cast<blasint>(m), bk = static_cast<blasint>(k), bn = static_cast<blasint>(n);
+  const CBLAS_TRANSPOSE tb = transposed ? CblasTrans : CblasNoTrans;
+  const blasint ldb = transposed ? bk : bn;
+  if (a.dtype() == ir::DType::F32) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, bm, bn, bk, 1.0f, reinterpret_cast<const float*>(a.data()) + aOff, bk,
+                reinterpret_cast<const float*>(b.data()) + bOff, ldb, 0.0f, reinterpret_cast<float*>(c.data()) + cOff,
+                bn);
+    return;
+  }
+  if (a.dtype() == ir::DType::F64) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, bm, bn, bk, 1.0, reinterpret_cast<const double*>(a.data()) + aOff, bk,
+                reinterpret_cast<const double*>(b.data()) + bOff, ldb, 0.0, reinterpret_cast<double*>(c.data()) + cOff,
+                bn);
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < k; ++p)
+        acc += a.getDouble(aOff + i * k + p) * b.getDouble(bOff + (transposed ? j * k + p : p * n + j));
       c.setDouble(cOff + i * n + j, acc);
     }
 }
@@ -68,7 +100,9 @@ Tensor linear(const std::vector<Tensor>& operands, const std::vector<int64_t>& s
 }
 
 Tensor groupedMm(const ir::Node& node, const Tensor& x, const Tensor& w, const Tensor& offs) {
-  const int64_t rows = x.shape()[0], k = x.shape()[1], groups = w.shape()[0], n = w.shape()[2];
+  const ir::Attribute* transposedAttr = node.attrs.find("transposed");
+  const bool transposed = transposedAttr && transposedAttr->b;
+  const int64_t rows = x.shape()[0], k = x.shape()[1], groups = w.shape()[0], n = w.shape()[transposed ? 1 : 2];
   Tensor out(x.dtype(), {rows, n});
   int64_t start = 0;
   for (int64_t g = 0; g < groups; ++g) {
@@ -79,7 +113,7 @@ Tensor groupedMm(const ir::Node& node, const Tensor& x, const Tensor& w, const T
                                 "are cumulative row counts and must not decrease)",
                                 end, g, start));
     const int64_t from = std::min(start, rows), to = std::min(end, rows);
-    gemmBlock(x, from * k, w, g * k * n, out, from * n, to - from, k, n);
+    groupMatmul(x, from * k, w, g * k * n, out, from * n, to - from, k, n, transposed);
     start = end;
   }
   for (int64_t i = std::min(start, rows) * n; i < rows * n; ++i) out.setDouble(i, 0.0);

@@ -456,6 +456,14 @@ for dt in ("f32", "f64"):
                 lambda a, b, u=upper, t=unit: torch.linalg.solve_triangular(a, b, upper=u, unitriangular=t))
 
 
+
+# grouped_mm over [E, n, k] weights (a linear layer's experts, read transposed)
+for dt in ("bf16", "f32", "f64"):
+    offs = torch.tensor([1, 4, 4, 7], dtype=torch.int64)
+    add(f"grouped_mm_transposed_{dt}", "  %r = grouped_mm(%i0, %i1, %i2) {transposed = true}\n  return %r",
+        [tensor(dt, (8, 5)), tensor(dt, (4, 3, 5)), offs], lambda x, w, o: grouped_mm(x, w.transpose(1, 2), o))
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)

@@ -63,7 +63,22 @@ def grouped_mm(b: Builder, node: torch.fx.Node, x: Any, w: Any, offs: Any) -> st
         raise Unsupported("grouped_mm with mixed dtypes")
     if val(offs).dtype not in (torch.int32, torch.int64):
         raise Unsupported(f"grouped_mm offsets of {val(offs).dtype}")
+    base = transposed_from(w)
+    if base is not None and base in b.values:  # [E, n, k] weights read as they are, not copied transposed
+        return b.emit("grouped_mm", [b.value(x), b.value(base), b.value(offs)], {"transposed": True})
     return b.emit("grouped_mm", [b.value(x), b.value(w), b.value(offs)])
+
+
+def transposed_from(w: torch.fx.Node) -> Any:
+    """The 3-d tensor w is the transpose of in its last two dims (a linear
+    layer's [out, in] experts as [in, out]), or None."""
+    if w.target is aten.transpose.int and isinstance(w.args[0], torch.fx.Node) and val(w.args[0]).dim() == 3 \
+            and sorted(d % 3 for d in w.args[1:3]) == [1, 2]:
+        return w.args[0]
+    if w.target is aten.permute.default and isinstance(w.args[0], torch.fx.Node) and \
+            [d % 3 for d in w.args[1]] == [0, 2, 1]:
+        return w.args[0]
+    return None
 
 
 @handles(aten._grouped_mm.default)
