@@ -225,6 +225,11 @@ def run_model(name: str, entries: Dict[str, Any], args: argparse.Namespace) -> D
         result["error"] = short(e)
         result["traceback"] = traceback.format_exc()[-2000:]
     if not args.no_onnx:
+        # What torch.compile gave, printed first: a sweep that stops this
+        # process for time during the ONNX export keeps it (the last line
+        # printed for a model is its result).
+        print(json.dumps(dict(result, onnx="timeout", onnx_error="the ONNX export or run ran past the sweep's time")),
+              flush=True)
         try:
             run_onnx(model, inputs, expected, result)
         except Exception as e:
