@@ -307,3 +307,16 @@ def test_a_convolution_over_many_channels_sums_as_closely_as_a_blocked_blas():
         exact = F.conv2d(x.double(), w.double(), bias.double(), padding=2, dilation=2)
     rms = lambda t: float((t.double() - exact).pow(2).mean().sqrt())  # noqa: E731
     assert rms(got) <= 1.5 * rms(expected), (rms(got), rms(expected))
+
+
+def test_the_indices_of_an_unstable_sort_that_leave_graphc_stay_with_pytorch():
+    """graphc's order of ties (stable) and PyTorch's must not meet: a sort
+    without stable=True whose indices the graph returns runs in PyTorch."""
+    i = ints(3, 8, lo=0, hi=3)
+    fn = lambda t: (torch.sort(t * 2).indices, t + 1)  # noqa: E731
+    with torch.no_grad():
+        indices, _ = torch.compile(fn, backend="graphc")(i)
+    assert torch.equal(indices, torch.sort(i * 2).indices)
+    (record,) = graphc.dynamo.compile_records()
+    assert [op for op, _ in record.eager_ops] == ["aten.sort.default"], record.eager_ops
+    assert "would meet" in record.eager_ops[0][1]

@@ -486,7 +486,8 @@ def sort(b: Builder, node: torch.fx.Node) -> tuple:
     differs from its CUDA kernel's and, past 64 elements, from the stable
     order): graphc's, the stable order, is one of the orders it allows —
     a mixture-of-experts layer sorting tokens by expert gives the same
-    outputs with any of them."""
+    outputs with any of them. Where the indices leave graphc the sort
+    stays with PyTorch (partition.unstable_sort_indices_escape)."""
     x = node.args[0]
     if node.target is aten.sort.stable:
         dim, descending = node.kwargs.get("dim", -1), node.kwargs.get("descending", False)

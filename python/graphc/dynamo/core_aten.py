@@ -64,7 +64,9 @@ LEFT: Dict[str, str] = {
     "aten.index_put.default": "with a boolean mask: " + DATA_SHAPE,
     "aten.index.Tensor": "with a boolean mask: " + DATA_SHAPE,
     "aten.scatter_reduce.two": "reduce=\"mean\" (graphc's scatter reductions are add, mul, max and min)",
-    "aten.sort.default": "rows longer than 4096 (graphc sorts by counting ranks, quadratic in the row)",
+    "aten.sort.default": "rows longer than 4096 (graphc sorts by counting ranks, quadratic in the row); a sort "
+                         "without stable=True whose indices PyTorch reads (graphc orders ties stably, PyTorch its "
+                         "own way, and the two orders must not meet)",
     "aten.topk.default": "rows longer than 4096 (graphc sorts by counting ranks, quadratic in the row); the "
                          "indices of a topk of integers (which of equal elements it picks is PyTorch's)",
     "aten.sym_numel.default": "size arithmetic on SymInts: stays in Python, as Dynamo's guards do",

@@ -151,7 +151,27 @@ def why_unsupported(node: torch.fx.Node) -> Optional[str]:
         for user in node.users:
             if user.target is operator.getitem and outputs[user.args[1]] is None:
                 return f"its output {user.args[1]} is read, which graphc does not compute"
+    if reason is None and unstable_sort_indices_escape(node):
+        return "a sort without stable=True whose indices PyTorch reads: graphc orders equal elements stably, " \
+               "PyTorch its own way, and the two orders would meet"
     return reason
+
+
+def unstable_sort_indices_escape(node: torch.fx.Node) -> bool:
+    """Whether `node` is a sort without stable=True whose indices something
+    graphc does not run reads (or the graph returns): graphc's order of
+    ties is one PyTorch allows, but it must not meet PyTorch's own."""
+    if node.target is aten.sort.stable:
+        if node.kwargs.get("stable", False):
+            return False
+    elif node.target is not aten.sort.default:
+        return False
+    for picked in node.users:
+        if picked.target is operator.getitem and picked.args[1] == 1:
+            for user in picked.users:
+                if user.op == "output" or why_unsupported(user) is not None:
+                    return True
+    return False
 
 
 def translate_alone(node: torch.fx.Node) -> Any:
