@@ -245,3 +245,17 @@ def test_as_strided_left_to_pytorch_reads_eagers_storage():
     ops = {op for r in records for op, _ in r.eager_ops}
     assert ops == {"aten.as_strided.default", "aten.permute.default"}, ops  # the transpose too
     assert any(r.partitions for r in records)  # the matmul and the tanh still run in graphc
+
+
+def test_a_returned_view_replayed_on_a_base_eager_lays_out_otherwise():
+    """Longformer's scores: an op on a permuted tensor is laid out permuted
+    in eager, and the graph returns a `view` of it permuted back, which only
+    that layout allows. PyTorch replays returned views, so it computes that
+    base too: on graphc's dense buffer the view would be refused."""
+    def fn(x):
+        a = x.permute(0, 2, 1, 3) + 1  # strides follow the permuted input
+        return a.permute(0, 2, 1, 3).view(-1, x.shape[-1]), torch.tanh(x).sum()
+
+    records = compile_and_compare(fn, lambda: (torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(0)),),
+                                  whole=False)
+    assert any(r.partitions for r in records)

@@ -81,9 +81,11 @@ def returned_views(graph: torch.fx.Graph) -> Set[torch.fx.Node]:
     return set(copies.values())
 
 
-# Ops that read their input's storage rather than its values: their result
-# depends on the input's strides and on the memory around it.
-STORAGE_READERS = {aten.as_strided.default, aten.as_strided_.default, aten.as_strided_scatter.default}
+# Ops whose result depends on their input's layout, not only its values:
+# as_strided reads the storage (the strides, the memory around it); view
+# is refused where the strides do not allow it.
+LAYOUT_READERS = {aten.as_strided.default, aten.as_strided_.default, aten.as_strided_scatter.default,
+                  aten.view.default}
 
 
 def owns_dense_storage(value: Any) -> bool:
@@ -96,26 +98,33 @@ def owns_dense_storage(value: Any) -> bool:
         return False
 
 
-def storage_bound(graph: torch.fx.Graph) -> Dict[torch.fx.Node, str]:
-    """The nodes PyTorch must compute because an op left to PyTorch reads
-    their storage (as_strided): graphc's values are dense fresh buffers, so
-    a value whose eager layout is another (a transposed view, a slice of a
-    larger tensor) would be read at the wrong places. From such a reader
-    back to the tensors eager lays out as graphc does (or to the graph's
-    inputs), every node runs in PyTorch; each maps to the reason."""
+def storage_bound(graph: torch.fx.Graph, views: Set[torch.fx.Node]) -> Dict[torch.fx.Node, str]:
+    """The nodes PyTorch must compute because an op PyTorch runs depends on
+    their layout: an as_strided left to it reads their storage, and a
+    `view` it replays (`views`, the returned views) or is left needs
+    strides that allow it. graphc's values are dense fresh buffers, so a
+    value whose eager layout is another (a transposed view, a slice of a
+    larger tensor) would be read at the wrong places or refuse the view.
+    From such an op back to the tensors eager lays out as graphc does (or
+    to the graph's inputs), every node runs in PyTorch; each maps to the
+    reason."""
     bound: Dict[torch.fx.Node, str] = {}
 
     def walk(node: Any, reader: torch.fx.Node) -> None:
         if not isinstance(node, torch.fx.Node) or node in bound or node.op != "call_function":
             return  # inputs and constants are eager's own tensors
+        if node in views:  # replayed by PyTorch: its layout is its base's, wherever that is computed
+            walk(node.args[0], reader)
+            return
         if owns_dense_storage(val(node)):
             return
-        bound[node] = f"{reader.target} in PyTorch reads its storage, laid out as eager lays it out"
+        bound[node] = f"{reader.target} in PyTorch needs the layout eager gives it"
         for producer in node.all_input_nodes:
             walk(producer, reader)
 
     for node in graph.nodes:
-        if node.op == "call_function" and node.target in STORAGE_READERS and why_unsupported(node) is not None:
+        if node.op == "call_function" and node.target in LAYOUT_READERS and \
+                (node in views or why_unsupported(node) is not None):
             walk(node.args[0], node)
     return bound
 
@@ -536,7 +545,8 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
     call to compare (check.py)."""
     start = time.perf_counter()
     aten_experts.register_custom_ops()
-    support = GraphcSupport(returned_views(gm.graph), storage_bound(gm.graph))
+    views = returned_views(gm.graph)
+    support = GraphcSupport(views, storage_bound(gm.graph, views))
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
     partitions = [p for p in partitioner.propose_partitions()
                   if any(n.target not in SHAPE_OPS for n in p.nodes)]
