@@ -210,7 +210,7 @@ class GraphcSupport(OperatorSupportBase):
         super().__init__()
         self.reasons: Dict[torch.fx.Node, str] = {}
         self.views = views  # returned views, which PyTorch makes (returned_views)
-        self.storage_bound = storage_bound  # what PyTorch computes for its storage readers (storage_bound)
+        self.storage_bound = storage_bound  # what PyTorch computes for the layout its ops need (storage_bound)
 
     def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
         if node in self.views or node.target in CHECKS:
