@@ -160,11 +160,6 @@ ir::Dim product(NodeContext& c, const Operand& x, const std::vector<Label>& labe
   return *n;
 }
 
-ir::Value* reshaped(NodeContext& c, ir::Value* v, const ir::Shape& shape) {
-  if (v->type.shape == shape) return v;
-  return c.op(OpId::Reshape, {v}, oneAttr("shape", ir::shapeAttribute(shape)));
-}
-
 void einsum(NodeContext& c) {
   const Equation e = parseEquation(c);
   std::vector<Operand> xs;
@@ -214,11 +209,11 @@ void einsum(NodeContext& c) {
     s.insert(s.end(), dims.begin(), dims.end());
     return s;
   };
-  ir::Value* y = c.op(OpId::Matmul, {reshaped(c, a.value, withBatch({m, k})), reshaped(c, b.value, withBatch({k, n}))});
+  ir::Value* y = c.op(OpId::Matmul, {reshape(c, a.value, withBatch({m, k})), reshape(c, b.value, withBatch({k, n}))});
   ir::Shape full = batchDims;
   for (Label l : aOwn) full.push_back(a.size(l));
   for (Label l : bOwn) full.push_back(b.size(l));
-  c.setOutput(0, permuted(c, {reshaped(c, y, full), concat(batch, aOwn, bOwn)}, e.output).value);
+  c.setOutput(0, permuted(c, {reshape(c, y, full), concat(batch, aOwn, bOwn)}, e.output).value);
 }
 
 const OpMapping kOps[] = {

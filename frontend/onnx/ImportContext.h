@@ -184,4 +184,7 @@ int64_t checkedAdd(const NodeContext& c, int64_t a, int64_t b);
 /// Fails as unsupported ("Div on i32") unless v is of a floating-point dtype.
 void needFloat(const NodeContext& c, const ir::Value* v);
 
+/// x reshaped to `shape` (x itself when it has that shape already).
+ir::Value* reshape(NodeContext& c, ir::Value* x, const ir::Shape& shape);
+
 }  // namespace graphc::frontend::onnximport

@@ -210,6 +210,11 @@ ir::AttrMap oneAttr(std::string_view name, ir::Attribute value) {
   return a;
 }
 
+ir::Value* reshape(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
+  if (x->type.shape == shape) return x;
+  return c.op(ir::OpId::Reshape, {x}, oneAttr("shape", ir::shapeAttribute(shape)));
+}
+
 ir::AttrMap reduceAttrs(const std::vector<int64_t>& dims, bool keepdim) {
   ir::AttrMap a;
   a.set("dims", ir::Attribute::ofInts(dims));

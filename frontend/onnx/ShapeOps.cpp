@@ -18,11 +18,6 @@ namespace {
 
 using ir::OpId;
 
-ir::Value* reshape(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
-  if (x->type.shape == shape) return x;
-  return c.op(OpId::Reshape, {x}, oneAttr("shape", ir::shapeAttribute(shape)));
-}
-
 ir::Value* expand(NodeContext& c, ir::Value* x, const ir::Shape& shape) {
   if (x->type.shape == shape) return x;
   return c.op(OpId::Expand, {x}, oneAttr("shape", ir::shapeAttribute(shape)));

@@ -14,13 +14,15 @@
 namespace graphc::runtime::reference {
 
 namespace {
-/// C[m,n] = A[m,k] @ B[k,n] for row-major blocks, accumulated in f64.
+/// C[m,n] = A[m,k] @ B[k,n] for row-major blocks (B [n, k] when
+/// `transposedB`), accumulated in f64.
 void gemmBlock(const Tensor& a, int64_t aOff, const Tensor& b, int64_t bOff, Tensor& c, int64_t cOff, int64_t m,
-               int64_t k, int64_t n) {
+               int64_t k, int64_t n, bool transposedB = false) {
+  const int64_t bRow = transposedB ? 1 : n, bColumn = transposedB ? k : 1;  // B[p, j] at p * bRow + j * bColumn
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
-      for (int64_t p = 0; p < k; ++p) acc += a.getDouble(aOff + i * k + p) * b.getDouble(bOff + p * n + j);
+      for (int64_t p = 0; p < k; ++p) acc += a.getDouble(aOff + i * k + p) * b.getDouble(bOff + p * bRow + j * bColumn);
       c.setDouble(cOff + i * n + j, acc);
     }
 }
@@ -47,13 +49,7 @@ void groupMatmul(const Tensor& a, int64_t aOff, const Tensor& b, int64_t bOff, T
                 bn);
     return;
   }
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int64_t p = 0; p < k; ++p)
-        acc += a.getDouble(aOff + i * k + p) * b.getDouble(bOff + (transposed ? j * k + p : p * n + j));
-      c.setDouble(cOff + i * n + j, acc);
-    }
+  gemmBlock(a, aOff, b, bOff, c, cOff, m, k, n, transposed);
 }
 }  // namespace
 

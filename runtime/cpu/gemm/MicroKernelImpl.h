@@ -5,15 +5,22 @@
 //
 // Included only by those files: no include guard on purpose, no namespace.
 
-/// Stores the accumulators: rows × cols of the ROWS × NR block at c.
+/// Stores the accumulators into rows × cols of the ROWS × NR block at c,
+/// or with `add` adds them to what is there (c + acc as fma(acc, 1, c):
+/// one rounding, as an add).
 template <class V, int ROWS, int NV>
-inline void storeBlock(typename V::type (&acc)[ROWS][NV], float* c, int64_t ldc, int rows, int cols) {
+inline void storeBlock(typename V::type (&acc)[ROWS][NV], float* c, int64_t ldc, int rows, int cols, bool add = false) {
   constexpr int W = V::width, NR = W * NV;
   if (rows == ROWS && cols == NR) {
+    const float one = 1.0f;
+    const typename V::type ones = V::broadcast(&one);
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * W, acc[i][j]);
+      for (int j = 0; j < NV; ++j) {
+        float* at = c + i * ldc + j * W;
+        V::store(at, add ? V::fma(acc[i][j], ones, V::load(at)) : acc[i][j]);
+      }
     return;
   }
   // A partial block (the last rows or columns): through a local tile.
@@ -23,7 +30,7 @@ inline void storeBlock(typename V::type (&acc)[ROWS][NV], float* c, int64_t ldc,
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * W, acc[i][j]);
   for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) c[i * ldc + j] = tile[i * NR + j];
+    for (int j = 0; j < cols; ++j) c[i * ldc + j] = add ? c[i * ldc + j] + tile[i * NR + j] : tile[i * NR + j];
 }
 
 /// The first ROWS rows (rows ≤ ROWS) of an MR-row packed A panel times a
@@ -87,33 +94,11 @@ void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ld
   blockKernel<V, MR, MR, NV>(k, a, b, c, ldc, rows, cols, accumulate);
 }
 
-/// Adds the accumulators into rows × cols of the ROWS × NR block at c.
-template <class V, int ROWS, int NV>
-inline void addBlock(typename V::type (&acc)[ROWS][NV], float* c, int64_t ldc, int rows, int cols) {
-  constexpr int W = V::width, NR = W * NV;
-  const float one = 1.0f;
-  const typename V::type ones = V::broadcast(&one);  // c + acc as fma(acc, 1, c): one rounding, as an add
-  if (rows == ROWS && cols == NR) {
-#pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * W, V::fma(acc[i][j], ones, V::load(c + i * ldc + j * W)));
-    return;
-  }
-  float tile[ROWS * NR];
-#pragma GCC unroll 16
-  for (int i = 0; i < ROWS; ++i)
-#pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * W, acc[i][j]);
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) c[i * ldc + j] += tile[i * NR + j];
-}
-
-/// How many reduction points the indirect kernel sums in registers before
-/// adding the sum into C: a convolution's k (channels × taps, 4608 for
-/// 512 channels of 3×3) summed in one chain of FMAs would be several times
-/// farther from the exact sum than oneDNN's and OpenBLAS's blocked sums
-/// (the GEMM path's block of k is the same 256).
+/// How many reduction points the indirect kernel sums in registers, from
+/// zero, before adding the sum into C: a convolution's k (channels × taps,
+/// 4608 for 512 channels of 3×3) summed in one chain of FMAs is several
+/// times farther from the exact sum than oneDNN's. (The GEMM path's later
+/// blocks of k go on from C's value, one chain over the whole k.)
 constexpr int64_t kIndirectBlock = 256;
 
 /// C = A · B with A read through an indirection: A[i, p] = rows[i][offsets[p]]
@@ -146,9 +131,6 @@ void indirectKernel(int64_t k, const float* const* rows, const int64_t* offsets,
       }
       b += NR;
     }
-    if (p0 == 0)
-      storeBlock<V, MR, NV>(acc, c, ldc, nrows, cols);
-    else
-      addBlock<V, MR, NV>(acc, c, ldc, nrows, cols);
+    storeBlock<V, MR, NV>(acc, c, ldc, nrows, cols, p0 > 0);
   }
 }
