@@ -320,3 +320,15 @@ def test_the_indices_of_an_unstable_sort_that_leave_graphc_stay_with_pytorch():
     (record,) = graphc.dynamo.compile_records()
     assert [op for op, _ in record.eager_ops] == ["aten.sort.default"], record.eager_ops
     assert "would meet" in record.eager_ops[0][1]
+
+
+def test_a_histc_over_the_datas_own_range_is_left_to_pytorch_with_its_reason():
+    """min == max (the default) takes the bins from the values themselves."""
+    x = g(20)
+    with torch.no_grad():
+        got = torch.compile(lambda t: torch.histc(t * 2, bins=4) + 1, backend="graphc")(x)
+    torch.testing.assert_close(got, torch.histc(x * 2, bins=4) + 1)
+    (record,) = graphc.dynamo.compile_records()
+    assert [op for op, _ in record.eager_ops] == ["aten.histc.default"], record.eager_ops
+    assert "min == max" in record.eager_ops[0][1]
+
