@@ -87,7 +87,7 @@ void collectMxBuffers(const RegionPlan& plan, MxBuffers& out) {
 
 /// The conv kernel's geometry in the GEMM runtime's terms.
 runtime::cpu::gemm::ConvGeometry convGeometry(const codegen::kernel::ConvAsGemm& c) {
-  return {c.depthwise, c.channels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin};
+  return {c.depthwise, c.groups, c.channels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin};
 }
 
 /// Packs the constant f32 operands of every GEMM step of `plan` (cond
@@ -120,7 +120,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       if (const Tensor* w = constant(g.a)) {
         const int64_t m = w->shape()[0], k = w->numel() / std::max<int64_t>(m, 1);
         p.a = g.conv->depthwise ? runtime::cpu::packDepthwiseFilters(w->as<float>(), m, k)
-                                : runtime::cpu::packFilters(w->as<float>(), m, k);
+                                : runtime::cpu::packFilters(w->as<float>(), m, k, g.conv->groups);
       }
     } else if (const Tensor* w = constant(g.b); w && w->shape().size() >= (g.transposeB ? 2u : 1u)) {
       // [..., k, n] matrices (a vector is one column), or a linear's [n, k]
@@ -139,7 +139,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
 int mxWeightInput(const codegen::kernel::Kernel& k) {
   if (!k.gemm) return -1;
   const codegen::kernel::Gemm& g = *k.gemm;
-  if (g.conv) return g.conv->transposed || g.conv->depthwise ? -1 : g.a;
+  if (g.conv) return g.conv->transposed || g.conv->depthwise || g.conv->groups > 1 ? -1 : g.a;
   return g.b;
 }
 

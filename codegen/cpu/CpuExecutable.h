@@ -29,8 +29,8 @@ inline kernel::LowerOptions cpuLowerOptions() {
 
 /// Which input of a GEMM kernel may be a weight held in an MX format (ir/Mx.h,
 /// blocked along the reduction dim): a linear's weight [n, k], a matmul's
-/// B [k, n] (stored transposed) or a convolution's filters [m, k, ...]; -1
-/// for any other kernel.
+/// B [k, n] (stored transposed) or a convolution's filters [m, k, ...] of
+/// groups 1; -1 for any other kernel.
 int mxWeightInput(const codegen::kernel::Kernel& k);
 
 /// Whether kernel `k` reads input `input` only by gathering rows of it (an

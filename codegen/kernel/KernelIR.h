@@ -97,16 +97,19 @@ struct Store {
 /// A row reduction kernel reduces `reduceSizes` (inner loops) for every
 /// point of the outer loops; a GEMM kernel computes `acc` for every point.
 /// A convolution computed as a GEMM per image (the cpu backend's f32
-/// convolutions of groups 1): a holds the filters [M, K], b the images,
-/// K = channels · ∏kernel; C[n] = a · im2col(b[n]) is image n's output
-/// [M, ∏out]. A depthwise convolution (groups = channels = M) is the same
-/// with each output channel reading only its own input channel, K = ∏kernel.
+/// convolutions): a holds the filters [M, K], b the images,
+/// K = channels / groups · ∏kernel; C[n] = a · im2col(b[n]) is image n's
+/// output [M, ∏out], group by group (group g's M / groups filters read its
+/// channels only). A depthwise convolution (groups = channels = M) is the
+/// same with each output channel reading only its own input channel,
+/// K = ∏kernel, and `groups` left 1 (it has a kernel of its own).
 /// A transposed convolution (conv_transpose, groups 1) is the GEMM
 /// Wᵀ[M·∏kernel, channels] · x[channels, ∏in] per image, its columns then
 /// added into the output at o = i·stride + k·dilation − pad (col2im).
 /// The geometry is static (the batch may not be).
 struct ConvAsGemm {
   bool depthwise = false, transposed = false;
+  int64_t groups = 1;
   int64_t channels = 0, outChannels = 0;
   std::vector<int64_t> in, out, kernel, stride, dilation, padBegin;  // per spatial dim
 };

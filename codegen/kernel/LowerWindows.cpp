@@ -200,11 +200,8 @@ bool Lowerer::convolutionAsGemmFits(const Node& n) const {
   if ((n.op != OpId::Conv && n.op != OpId::ConvTranspose) || n.result()->type.dtype != DType::F32) return false;
   const Value* x = n.operands[0];
   const Value* w = n.operands[1];
-  // groups 1, or a depthwise conv: one output channel per input channel
-  const int64_t groups = groupsOf(n);
-  if (groups != 1 && !(n.op == OpId::Conv && x->type.shape[1].isStatic() && groups == x->type.shape[1].size &&
-                       n.result()->type.shape[1].isStatic() && n.result()->type.shape[1].size == groups))
-    return false;
+  // A transposed convolution of groups 1; a convolution of any groups.
+  if (groupsOf(n) != 1 && n.op != OpId::Conv) return false;
   if (x->type.dtype != DType::F32 || w->type.dtype != DType::F32 || !inputOf_.count(x) || !inputOf_.count(w))
     return false;
   const size_t rank = x->type.shape.size();
@@ -225,15 +222,18 @@ void Lowerer::convolutionGemmKernel() {
   outerRank_ = k_.outer.size();
   const Shape& x = n.operands[0]->type.shape;
   ConvAsGemm conv;
-  conv.depthwise = groupsOf(n) > 1;
-  conv.transposed = n.op == OpId::ConvTranspose;
+  const int64_t groups = groupsOf(n);
   conv.channels = x[1].size;
   conv.outChannels = k_.outer[1].size;
+  // One output channel per input channel: the depthwise kernel.
+  conv.depthwise = groups > 1 && groups == conv.channels && groups == conv.outChannels;
+  conv.groups = conv.depthwise ? 1 : groups;
+  conv.transposed = n.op == OpId::ConvTranspose;
   conv.kernel = kernelOf(n);
   const rules::WindowGeometry g = geometryOf(n, conv.kernel.size());
   // The reduction: each window's channels and points; transposed, the
   // input channels (the kernel points are the GEMM's rows).
-  int64_t k = conv.depthwise ? 1 : conv.channels;
+  int64_t k = conv.depthwise ? 1 : conv.channels / conv.groups;
   for (size_t d = 0; d < conv.kernel.size(); ++d) {
     conv.in.push_back(x[2 + d].size);
     conv.out.push_back(k_.outer[2 + d].size);

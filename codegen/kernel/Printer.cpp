@@ -85,9 +85,15 @@ class Printer {
           "  gemm acc[{}] = sum i{} in [0, {}): {}[channel, i{}] * im2col({})[{}i{}, position]  ({}channels {}, in "
           "[{}], kernel [{}], stride [{}], dilation [{}], pad [{}])\n",
           list(outer), g.kVar, toString(g.k), k_.inputs[g.a].name, g.kVar, k_.inputs[g.b].name,
-          c.depthwise ? "channel, " : "", g.kVar, c.depthwise ? "depthwise, " : "", c.channels, fmt::join(c.in, ", "),
-          fmt::join(c.kernel, ", "), fmt::join(c.stride, ", "), fmt::join(c.dilation, ", "),
-          fmt::join(c.padBegin, ", "));
+          c.depthwise    ? "channel, "
+          : c.groups > 1 ? "group, "
+                         : "",
+          g.kVar,
+          c.depthwise    ? "depthwise, "
+          : c.groups > 1 ? fmt::format("groups {}, ", c.groups)
+                         : "",
+          c.channels, fmt::join(c.in, ", "), fmt::join(c.kernel, ", "), fmt::join(c.stride, ", "),
+          fmt::join(c.dilation, ", "), fmt::join(c.padBegin, ", "));
     } else if (k_.gemm) {
       const Gemm& g = *k_.gemm;
       out += fmt::format("  gemm acc[{}] = sum i{} in [0, {}): {}[{}] * {}[{}]\n", list(vars(k_.outer.size())), g.kVar,

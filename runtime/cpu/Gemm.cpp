@@ -261,20 +261,24 @@ void padImages(const GemmProblem& p, int64_t images, GemmScratch& scratch, Threa
 
 /// A convolution: per image, Cᵀ = im2col(x)ᵀ · Wᵀ in blocks of output
 /// positions (the kernel's rows) × every output channel (its columns),
-/// through the indirect kernel; each block transposed back to channels ×
-/// positions for the epilogue.
+/// group by group, through the indirect kernel; each block transposed back
+/// to channels × positions for the epilogue.
 void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
   const gemm::ConvGeometry& g = *p.conv;
-  const MicroKernel& kernel = gemm::convolutionKernel(p.m);
+  const int64_t groups = g.groups(), perGroup = p.m / groups;
+  const MicroKernel& kernel = gemm::convolutionKernel(perGroup);
   const int mr = kernel.mr, nr = kernel.nr;
   const int64_t images = static_cast<int64_t>(p.bOffsets.size()), k = p.k, channels = p.m, positions = p.n;
   padImages(p, images, scratch, pool);
+  const int64_t groupFloats = gemm::packedFloats(perGroup, k, nr);  // one group's packed filters
   const float* filters;
   if (p.packedA) {
     filters = p.packedA->matrix(0);
   } else {
-    scratch.packedFilters.resize(static_cast<size_t>(gemm::packedFloats(channels, k, nr)));
-    gemm::packA({static_cast<const float*>(p.a), k, 1}, 0, channels, k, nr, scratch.packedFilters.data());
+    scratch.packedFilters.resize(static_cast<size_t>(groups * groupFloats));
+    for (int64_t gi = 0; gi < groups; ++gi)
+      gemm::packA({static_cast<const float*>(p.a) + gi * perGroup * k, k, 1}, 0, perGroup, k, nr,
+                  scratch.packedFilters.data() + gi * groupFloats);
     filters = scratch.packedFilters.data();
   }
   // The kernel's rows are (image, position) pairs, numbered image-major:
@@ -308,9 +312,14 @@ void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
           windows[static_cast<size_t>(r)] =
               imageOf(row / positions) + g.origins()[static_cast<size_t>(row % positions)];
         }
-        for (int64_t j = 0; j < channels; j += nr)
-          kernel.runIndirect(k, windows.data(), g.offsets().data(), filters + j * k, flipped + i * channels + j,
-                             channels, rows, static_cast<int>(std::min<int64_t>(nr, channels - j)));
+        for (int64_t gi = 0; gi < groups; ++gi) {
+          if (gi > 0)  // the next group's channels: every window moves as far
+            for (const float*& w : windows) w += g.groupOffset(1);
+          for (int64_t j = 0; j < perGroup; j += nr)
+            kernel.runIndirect(k, windows.data(), g.offsets().data(), filters + gi * groupFloats + j * k,
+                               flipped + i * channels + gi * perGroup + j, channels, rows,
+                               static_cast<int>(std::min<int64_t>(nr, perGroup - j)));
+        }
       }
       // Each image's part of the block, back to channels × positions.
       for (int64_t at = row0; at < row0 + count;) {
@@ -469,8 +478,11 @@ PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t 
   return w;
 }
 
-PackedWeights packFilters(const float* w, int64_t m, int64_t k) {
-  return packWeightsA(w, 1, m, k, gemm::convolutionKernel(m).nr);
+PackedWeights packFilters(const float* w, int64_t m, int64_t k, int64_t groups) {
+  PackedWeights packed = packWeightsA(w, groups, m / groups, k, gemm::convolutionKernel(m / groups).nr);
+  packed.sourceFloats = std::max<int64_t>(m * k, 1);  // matrix(0): the first group's
+  packed.packedFloats *= groups;
+  return packed;
 }
 
 PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps) {

@@ -45,8 +45,10 @@ struct PackedWeights {
 /// Packs an A operand ([matrices, m, k] row-major) in panels of
 /// `panelRows` rows.
 PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t k, int panelRows);
-/// Packs a convolution's filters [m, k] for gemm::convolutionKernel(m).
-PackedWeights packFilters(const float* w, int64_t m, int64_t k);
+/// Packs a convolution's filters [m, k] for gemm::convolutionKernel(m /
+/// groups), group by group (each group's m / groups rows in panels of their
+/// own, packedFloats(m / groups, k, nr) apart).
+PackedWeights packFilters(const float* w, int64_t m, int64_t k, int64_t groups);
 /// A depthwise convolution's filters [channels, taps] transposed to
 /// [taps, channels], the layout its kernel reads.
 PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps);
@@ -96,7 +98,7 @@ struct GemmProblem {
   const MxPanels* mxA = nullptr;
   const MxPanels* mxB = nullptr;
   /// A convolution: B is the im2col of image b (b + bOffsets[b]), A the
-  /// filters [m, k]; C[b] is image b's output [m, positions].
+  /// filters [m, k] (k per group); C[b] is image b's output [m, positions].
   const gemm::ConvGeometry* conv = nullptr;
   /// A transposed convolution: A is Wᵀ [m = outChannels · ∏kernel, k =
   /// channels], B image b [k, n = ∏in]; the epilogue sees the output

@@ -4,7 +4,7 @@
 // its paths (constant operands packed once, B packed before the tiles,
 // split columns, transposed tiles, broadcast batches); and the convolutions
 // lowered to it (groups 1 of every rank, stride, padding and dilation;
-// depthwise; conv_transpose) against the reference interpreter, with the
+// grouped; depthwise; conv_transpose) against the reference interpreter, with the
 // plan checked to really run them as GEMMs.
 #include <cmath>
 #include <cstring>
@@ -50,7 +50,7 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
   ASSERT_FALSE(kernels.empty());
   for (const MicroKernel* kernel : kernels) {
     const int mr = kernel->mr, nr = kernel->nr;
-    for (int64_t k : {0, 1, 7, 64}) {
+    for (int64_t k : {0, 1, 7, 64, 200}) {
       // Full and partial blocks, and the few-row blocks that run kernels of
       // a quarter and a half of mr rows (a batch-1 or -2 linear layer).
       for (auto [rows, cols] : {std::pair{mr, nr}, std::pair{1, nr}, std::pair{2, nr - 3}, std::pair{(mr + 1) / 2, nr},
@@ -122,6 +122,32 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
           expectNear(got, want, taps, fmt::format("{} depthwise q={} c={}", kernel->isa, q, c));
         }
     }
+  }
+}
+
+// A long reduction summed in one chain of FMAs drifts from the exact sum
+// as √k; the kernels sum blocks of k apart, so that at k = 4096 (a large
+// linear layer) they stay as close as the BLAS eager PyTorch calls (~3
+// units of rounding, RMS, relative), not ~19 as one chain is.
+TEST(MicroKernels, LongReductionsStayCloseToTheExactSum) {
+  for (const MicroKernel* kernel : everyKernel()) {
+    const int mr = kernel->mr, nr = kernel->nr;
+    const int64_t k = 4096;
+    std::vector<float> a = randomFloats(static_cast<size_t>(k * mr), 5),
+                       b = randomFloats(static_cast<size_t>(k * nr), 6);
+    std::vector<float> c(static_cast<size_t>(mr * nr));
+    kernel->run(k, a.data(), b.data(), c.data(), nr, mr, nr, false);
+    double error = 0, magnitude = 0;
+    for (int i = 0; i < mr; ++i)
+      for (int j = 0; j < nr; ++j) {
+        double want = 0;
+        for (int64_t p = 0; p < k; ++p)
+          want += double(a[static_cast<size_t>(p * mr + i)]) * b[static_cast<size_t>(p * nr + j)];
+        error += std::pow(c[static_cast<size_t>(i * nr + j)] - want, 2);
+        magnitude += want * want;
+      }
+    const double unitsOfRounding = std::sqrt(error / magnitude) / std::ldexp(1.0, -24);
+    EXPECT_LT(unitsOfRounding, 8) << kernel->isa << " " << mr << "x" << nr;
   }
 }
 
@@ -198,9 +224,11 @@ TEST(PackedGemm, EveryPathMatchesANaiveGemm) {
 /// A graph with one op over parameters of the given types, compiled for
 /// the cpu and run against the reference interpreter; and whether the
 /// plan ran it as a GEMM step.
-void expectConvolutionMatches(const std::string& params, const std::string& op, const std::string& result) {
+/// `body`: lines before the op's (constants).
+void expectConvolutionMatches(const std::string& params, const std::string& op, const std::string& result,
+                              const std::string& body = "") {
   const std::string text =
-      fmt::format("graph @g({}) -> ({}) {{\n  %r = {}\n  %y = relu(%r)\n  return %y\n}}\n", params, result, op);
+      fmt::format("graph @g({}) -> ({}) {{\n{}  %r = {}\n  %y = relu(%r)\n  return %y\n}}\n", params, result, body, op);
   auto m = testing::optimisedOk(text);
   ASSERT_TRUE(m) << text;
   const ir::Graph& g = *m->entry();
@@ -240,6 +268,40 @@ TEST(CpuConvolution, DepthwiseRunsAsAGemm) {
                            "f32[2, 21, 5, 4]");
   expectConvolutionMatches("%x: f32[1, 40, 7, 7], %w: f32[40, 1, 5, 5]",
                            "conv(%x, %w) {padding = [2, 2, 2, 2], dilation = [1, 1], groups = 40}", "f32[1, 40, 7, 7]");
+}
+
+/// `%name = constant() {value = dense<...>}` of random f32 values.
+std::string randomConstant(const std::string& name, const std::vector<int64_t>& shape, uint32_t seed) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  const std::vector<float> values = randomFloats(static_cast<size_t>(count), seed);
+  std::string hex;
+  for (float v : values) {
+    unsigned char bytes[sizeof(float)];
+    std::memcpy(bytes, &v, sizeof v);
+    for (unsigned char b : bytes) hex += fmt::format("{:02X}", b);
+  }
+  return fmt::format("  %{} = constant() {{value = dense<f32[{}], \"0x{}\">}} : f32[{}]\n", name,
+                     fmt::join(shape, ", "), hex, fmt::join(shape, ", "));
+}
+
+TEST(CpuConvolution, GroupedRunsAsAGemmGroupByGroup) {
+  // Six channels a group: a narrow kernel's partial block per group.
+  expectConvolutionMatches("%x: f32[2, 12, 9, 8], %w: f32[18, 4, 3, 3], %b: f32[18]",
+                           "conv(%x, %w, %b) {stride = [2, 2], padding = [1, 1, 1, 1], groups = 3}",
+                           "f32[2, 18, 5, 4]");
+  // 1×1 with 40 channels a group: past one register block.
+  expectConvolutionMatches("%x: f32[3, 64, 6, 6], %w: f32[80, 32, 1, 1]", "conv(%x, %w) {groups = 2}",
+                           "f32[3, 80, 6, 6]");
+  // A depth multiplier of 2: each input channel feeds two output channels.
+  expectConvolutionMatches("%x: f32[1, 8, 7, 7], %w: f32[16, 1, 3, 3]",
+                           "conv(%x, %w) {padding = [1, 1, 1, 1], dilation = [1, 1], groups = 8}", "f32[1, 16, 7, 7]");
+  // 1-D (a wav2vec2-style grouped positional convolution).
+  expectConvolutionMatches("%x: f32[2, 16, 20], %w: f32[16, 4, 5]", "conv(%x, %w) {padding = [2, 2], groups = 4}",
+                           "f32[2, 16, 20]");
+  // Constant filters: packed group by group when the graph is compiled.
+  expectConvolutionMatches("%x: f32[2, 24, 8, 8], %b: f32[18]", "conv(%x, %w, %b) {padding = [1, 1, 1, 1], groups = 3}",
+                           "f32[2, 18, 8, 8]", randomConstant("w", {18, 8, 3, 3}, 7));
 }
 
 TEST(CpuConvolution, TransposedRunsAsAGemm) {

@@ -33,6 +33,14 @@ inline void storeBlock(typename V::type (&acc)[ROWS][NV], float* c, int64_t ldc,
     for (int j = 0; j < cols; ++j) c[i * ldc + j] = add ? c[i * ldc + j] + tile[i * NR + j] : tile[i * NR + j];
 }
 
+/// How many reduction points a kernel sums in registers, from zero, before
+/// adding the partial sum into C. One chain of FMAs over the whole k drifts
+/// from the exact sum as √k: at k = 4096 four times farther than the BLAS
+/// eager PyTorch calls, whose kernels sum blocks apart. Adding a block's
+/// sum into C costs a load and a store per accumulator every kSumBlock
+/// steps (a few per cent of the FMAs).
+constexpr int64_t kSumBlock = 64;
+
 /// The first ROWS rows (rows ≤ ROWS) of an MR-row packed A panel times a
 /// packed B panel.
 template <class V, int MR, int ROWS, int NV>
@@ -40,44 +48,32 @@ void blockKernel(int64_t k, const float* a, const float* b, float* c, int64_t ld
                  bool accumulate) {
   constexpr int W = V::width, NR = W * NV;
   typename V::type acc[ROWS][NV];
-  if (accumulate && rows == ROWS && cols == NR) {
-#pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[i][j] = V::load(c + i * ldc + j * W);
-  } else if (accumulate) {  // a partial block: through a local tile
-    float tile[ROWS * NR] = {};
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) tile[i * NR + j] = c[i * ldc + j];
-#pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[i][j] = V::load(tile + i * NR + j * W);
-  } else {
+  for (int64_t p0 = 0; p0 == 0 || p0 < k; p0 += kSumBlock) {
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
-  }
-  for (int64_t p = 0; p < k; ++p) {
-    typename V::type bv[NV];
-    // A few-row block streams B faster than the hardware prefetcher brings
-    // it from L2: ask for the panel's lines some steps ahead.
+    const int64_t end = std::min(k, p0 + kSumBlock);
+    for (int64_t p = p0; p < end; ++p) {
+      typename V::type bv[NV];
+      // A few-row block streams B faster than the hardware prefetcher brings
+      // it from L2: ask for the panel's lines some steps ahead.
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) {
-      if constexpr (ROWS < MR) __builtin_prefetch(b + 32 * NR + j * W);
-      bv[j] = V::load(b + j * W);
-    }
+      for (int j = 0; j < NV; ++j) {
+        if constexpr (ROWS < MR) __builtin_prefetch(b + 32 * NR + j * W);
+        bv[j] = V::load(b + j * W);
+      }
 #pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i) {
-      const typename V::type av = V::broadcast(a + i);
+      for (int i = 0; i < ROWS; ++i) {
+        const typename V::type av = V::broadcast(a + i);
 #pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+        for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+      }
+      a += MR;
+      b += NR;
     }
-    a += MR;
-    b += NR;
+    storeBlock<V, ROWS, NV>(acc, c, ldc, rows, cols, accumulate || p0 > 0);
   }
-  storeBlock<V, ROWS, NV>(acc, c, ldc, rows, cols);
 }
 
 /// C = A · B on a packed A panel (k × MR) and a packed B panel (k × NR);
@@ -94,13 +90,6 @@ void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ld
   blockKernel<V, MR, MR, NV>(k, a, b, c, ldc, rows, cols, accumulate);
 }
 
-/// How many reduction points the indirect kernel sums in registers, from
-/// zero, before adding the sum into C: a convolution's k (channels × taps,
-/// 4608 for 512 channels of 3×3) summed in one chain of FMAs is several
-/// times farther from the exact sum than oneDNN's. (The GEMM path's later
-/// blocks of k go on from C's value, one chain over the whole k.)
-constexpr int64_t kIndirectBlock = 256;
-
 /// C = A · B with A read through an indirection: A[i, p] = rows[i][offsets[p]]
 /// (a convolution: row i is an output position's window origin in the
 /// padded image, offsets[p] the reduction point's offset from it).
@@ -112,12 +101,12 @@ void indirectKernel(int64_t k, const float* const* rows, const int64_t* offsets,
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) row[i] = rows[i];
   typename V::type acc[MR][NV];
-  for (int64_t p0 = 0; p0 == 0 || p0 < k; p0 += kIndirectBlock) {
+  for (int64_t p0 = 0; p0 == 0 || p0 < k; p0 += kSumBlock) {
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
-    const int64_t end = std::min(k, p0 + kIndirectBlock);
+    const int64_t end = std::min(k, p0 + kSumBlock);
     for (int64_t p = p0; p < end; ++p) {
       const int64_t at = offsets[p];
       typename V::type bv[NV];

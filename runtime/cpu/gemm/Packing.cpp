@@ -57,10 +57,11 @@ std::vector<int64_t> coordinates(int64_t at, const std::vector<int64_t>& sizes) 
 
 }  // namespace
 
-ConvGeometry::ConvGeometry(bool depthwise, int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out,
-                           std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> dilation,
-                           std::vector<int64_t> padBegin)
+ConvGeometry::ConvGeometry(bool depthwise, int64_t groups, int64_t channels, std::vector<int64_t> in,
+                           std::vector<int64_t> out, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                           std::vector<int64_t> dilation, std::vector<int64_t> padBegin)
     : depthwise_(depthwise),
+      groups_(depthwise ? 1 : groups),
       channels_(channels),
       in_(std::move(in)),
       out_(std::move(out)),
@@ -86,7 +87,7 @@ ConvGeometry::ConvGeometry(bool depthwise, int64_t channels, std::vector<int64_t
   }
   int64_t kernelPoints = 1;
   for (int64_t s : kernel_) kernelPoints *= s;
-  const int64_t summed = depthwise_ ? 1 : channels_;  // channels a window sums over
+  const int64_t summed = depthwise_ ? 1 : channels_ / groups_;  // channels a window sums over
   offsets_.reserve(static_cast<size_t>(summed * kernelPoints));
   for (int64_t c = 0; c < summed; ++c)
     for (int64_t kp = 0; kp < kernelPoints; ++kp) {

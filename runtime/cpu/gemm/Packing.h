@@ -34,23 +34,29 @@ void packA(MatrixView a, int64_t row0, int64_t rows, int64_t k, int mr, float* o
 /// Columns [col0, col0 + cols) of B (k rows) into NR-column panels at `out`.
 void packB(MatrixView b, int64_t col0, int64_t cols, int64_t k, int nr, float* out);
 
-/// A convolution (groups 1) as a GEMM per image: C[M, N] = W[M, K] ·
-/// im2col(x)[K, N] with K = C · ∏kernel (c, then the kernel dims, as the
-/// weight's row) and N = ∏out (the output's spatial positions, row-major),
-/// so that C is the image's NCHW output. A depthwise convolution (each
-/// output channel reads its own input channel) has K = ∏kernel. Everything
-/// the run needs is derived once, here.
+/// A convolution as a GEMM per image: C[M, N] = W[M, K] · im2col(x)[K, N]
+/// with K = C · ∏kernel (c, then the kernel dims, as the weight's row) and
+/// N = ∏out (the output's spatial positions, row-major), so that C is the
+/// image's NCHW output. With G groups, one such GEMM per group: group g's
+/// M / G filters over its C / G channels (K = C / G · ∏kernel), its
+/// windows `groupOffset(g)` floats further into the image. A depthwise
+/// convolution (each output channel reads its own input channel) has
+/// K = ∏kernel and a kernel of its own. Everything the run needs is
+/// derived once, here.
 class ConvGeometry {
  public:
-  ConvGeometry(bool depthwise, int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out,
+  ConvGeometry(bool depthwise, int64_t groups, int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out,
                std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> dilation,
                std::vector<int64_t> padBegin);
 
   bool depthwise() const { return depthwise_; }
+  int64_t groups() const { return groups_; }  // 1 for depthwise
   int64_t channels() const { return channels_; }
-  int64_t k() const { return static_cast<int64_t>(offsets_.size()); }  // C · ∏kernel, or ∏kernel
-  int64_t positions() const { return positions_; }                     // ∏out
-  int64_t imageFloats() const { return imageFloats_; }                 // C · ∏in
+  int64_t k() const { return static_cast<int64_t>(offsets_.size()); }  // C / G · ∏kernel, or ∏kernel
+  /// Where group g's channels start in the padded image, in floats.
+  int64_t groupOffset(int64_t g) const { return g * (channels_ / groups_) * paddedPlane(); }
+  int64_t positions() const { return positions_; }      // ∏out
+  int64_t imageFloats() const { return imageFloats_; }  // C · ∏in
   /// The input with its zero border: padBegin + in + what the last window
   /// reaches past the end, per spatial dim.
   const std::vector<int64_t>& padded() const { return padded_; }
@@ -79,7 +85,7 @@ class ConvGeometry {
   int64_t paddedRowStart(int64_t row) const;
 
   bool depthwise_;
-  int64_t channels_;
+  int64_t groups_, channels_;
   std::vector<int64_t> in_, out_, kernel_, stride_, dilation_, padBegin_, padded_, offsets_;
   std::vector<int64_t> paddedStride_;  // per spatial dim, in the padded image
   int64_t positions_ = 1, imageFloats_ = 0, paddedFloats_ = 0;
