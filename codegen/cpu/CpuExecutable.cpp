@@ -106,9 +106,10 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       return &slot.constant;
     };
     Prepacked p;
+    if (g.conv && !g.conv->transposed) p.conv = convGeometry(*g.conv);
     if (const int w = mxWeightInput(*s.kernelIR); w >= 0)
       if (const auto& mx = plan.slots[static_cast<size_t>(s.inputs[static_cast<size_t>(w)])].mx)
-        p.mx = g.conv ? runtime::cpu::packMxFilters(*mx) : runtime::cpu::packMxWeightsB(*mx);
+        p.mx = g.conv ? runtime::cpu::packMxFilters(*mx, *p.conv) : runtime::cpu::packMxWeightsB(*mx);
     if (g.conv && g.conv->transposed) {  // the filters [channels, outChannels, kernel...]
       const codegen::kernel::ConvAsGemm& c = *g.conv;
       p.convTranspose.emplace(c.channels, c.outChannels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin);
@@ -116,11 +117,10 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
         p.a = runtime::cpu::packTransposedFilters(w->as<float>(), c.channels,
                                                   w->numel() / std::max<int64_t>(c.channels, 1));
     } else if (g.conv) {  // the filters [M, K]
-      p.conv = convGeometry(*g.conv);
       if (const Tensor* w = constant(g.a)) {
         const int64_t m = w->shape()[0], k = w->numel() / std::max<int64_t>(m, 1);
         p.a = g.conv->depthwise ? runtime::cpu::packDepthwiseFilters(w->as<float>(), m, k)
-                                : runtime::cpu::packFilters(w->as<float>(), m, k, g.conv->groups);
+                                : runtime::cpu::packFilters(w->as<float>(), m, k, *p.conv);
       }
     } else if (const Tensor* w = constant(g.b); w && w->shape().size() >= (g.transposeB ? 2u : 1u)) {
       // [..., k, n] matrices (a vector is one column), or a linear's [n, k]

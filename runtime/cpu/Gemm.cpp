@@ -332,6 +332,18 @@ void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
   });
 }
 
+/// A pointwise convolution (ConvGeometry::pointwise): per image the plain
+/// GEMM W [M, C] · x [C, positions], the image read as B where it lies
+/// and the tiles already NCHW — no window table, no transposed tiles,
+/// which a 1×1 layer of few input channels (k = 64) spent as long on as
+/// on its FMAs.
+void pointwiseConvolution(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
+  GemmProblem plain = p;
+  plain.conv = nullptr;
+  plain.transposeB = false;
+  packedGemm(plain, epilogue, scratch, pool);
+}
+
 /// A depthwise convolution: each image copied channels-last with its zero
 /// border, then per image and block of channels the kernel computes a
 /// vector of channels for several positions at once (every load
@@ -478,7 +490,9 @@ PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t 
   return w;
 }
 
-PackedWeights packFilters(const float* w, int64_t m, int64_t k, int64_t groups) {
+PackedWeights packFilters(const float* w, int64_t m, int64_t k, const gemm::ConvGeometry& conv) {
+  if (conv.pointwise()) return packWeightsA(w, 1, m, k, gemm::hostMicroKernel().mr);
+  const int64_t groups = conv.groups();
   PackedWeights packed = packWeightsA(w, groups, m / groups, k, gemm::convolutionKernel(m / groups).nr);
   packed.sourceFloats = std::max<int64_t>(m * k, 1);  // matrix(0): the first group's
   packed.packedFloats *= groups;
@@ -542,7 +556,9 @@ MxPanels panelsOf(const ir::MxWeights& mx, int panel) {
 }  // namespace
 
 MxPanels packMxWeightsB(const ir::MxWeights& mx) { return panelsOf(mx, gemm::hostMicroKernel().nr); }
-MxPanels packMxFilters(const ir::MxWeights& mx) { return panelsOf(mx, gemm::convolutionKernel(mx.rows).nr); }
+MxPanels packMxFilters(const ir::MxWeights& mx, const gemm::ConvGeometry& conv) {
+  return panelsOf(mx, conv.pointwise() ? gemm::hostMicroKernel().mr : gemm::convolutionKernel(mx.rows).nr);
+}
 
 void MxPanels::decode(PackedWeights& out, ThreadPool& pool) const {
   out.sourceFloats = std::max<int64_t>(rows * k, 1);
@@ -607,6 +623,8 @@ void gemmWithEpilogue(const GemmProblem& problem, const TileEpilogue& epilogue, 
     transposedConvolution(p, epilogue, scratch, pool);
   else if (p.conv && p.conv->depthwise())
     depthwiseConv(p, epilogue, scratch, pool);
+  else if (p.conv && p.conv->pointwise())
+    pointwiseConvolution(p, epilogue, scratch, pool);
   else if (p.conv)
     convolutionGemm(p, epilogue, scratch, pool);
   else

@@ -45,10 +45,12 @@ struct PackedWeights {
 /// Packs an A operand ([matrices, m, k] row-major) in panels of
 /// `panelRows` rows.
 PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t k, int panelRows);
-/// Packs a convolution's filters [m, k] for gemm::convolutionKernel(m /
-/// groups), group by group (each group's m / groups rows in panels of their
-/// own, packedFloats(m / groups, k, nr) apart).
-PackedWeights packFilters(const float* w, int64_t m, int64_t k, int64_t groups);
+/// Packs a convolution's filters [m, k] for its GEMM: a pointwise one's
+/// as a plain GEMM's A (MR-row panels); any other's for
+/// gemm::convolutionKernel(m / groups), group by group (each group's
+/// m / groups rows in panels of their own, packedFloats(m / groups, k, nr)
+/// apart).
+PackedWeights packFilters(const float* w, int64_t m, int64_t k, const gemm::ConvGeometry& conv);
 /// A depthwise convolution's filters [channels, taps] transposed to
 /// [taps, channels], the layout its kernel reads.
 PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps);
@@ -77,8 +79,9 @@ struct MxPanels {
 };
 /// A linear's or matmul's B (stored [n, k]) in the micro-kernel's NR panels.
 MxPanels packMxWeightsB(const ir::MxWeights& mx);
-/// A convolution's filters [m, k] in the convolution kernel's panels.
-MxPanels packMxFilters(const ir::MxWeights& mx);
+/// A convolution's filters [m, k] (groups 1) in the panels packFilters
+/// puts them in.
+MxPanels packMxFilters(const ir::MxWeights& mx, const gemm::ConvGeometry& conv);
 
 /// C[b] = A[b] · B[b] (B transposed for linear), row-major, for every batch
 /// index b; the batch dims' broadcasting is in the offsets.

@@ -247,29 +247,6 @@ void expectConvolutionMatches(const std::string& params, const std::string& op, 
   EXPECT_EQ(0, std::memcmp(again[0].data(), got[0].data(), got[0].nbytes())) << text;
 }
 
-TEST(CpuConvolution, GroupsOneOfEveryRankRunsAsAGemm) {
-  expectConvolutionMatches("%x: f32[2, 3, 9], %w: f32[5, 3, 3], %b: f32[5]",
-                           "conv(%x, %w, %b) {stride = [2], padding = [1, 2], dilation = [2]}", "f32[2, 5, 4]");
-  expectConvolutionMatches("%x: f32[2, 4, 11, 7], %w: f32[6, 4, 3, 2], %b: f32[6]",
-                           "conv(%x, %w, %b) {stride = [2, 1], padding = [1, 0, 2, 1], dilation = [1, 2]}",
-                           "f32[2, 6, 6, 6]");
-  expectConvolutionMatches("%x: f32[1, 2, 5, 6, 4], %w: f32[3, 2, 2, 3, 2]",
-                           "conv(%x, %w) {padding = [0, 1, 1, 0, 1, 1]}", "f32[1, 3, 4, 6, 5]");
-  expectConvolutionMatches("%x: f32[3, 40, 6, 6], %w: f32[48, 40, 1, 1], %b: f32[48]", "conv(%x, %w, %b)",
-                           "f32[3, 48, 6, 6]");  // 1x1, channels past one register block
-  expectConvolutionMatches("%x: f32[5, 16, 1, 1], %w: f32[40, 16, 3, 3], %b: f32[40]",
-                           "conv(%x, %w, %b) {padding = [1, 1, 1, 1]}",
-                           "f32[5, 40, 1, 1]");  // one position per image: blocks span the images
-}
-
-TEST(CpuConvolution, DepthwiseRunsAsAGemm) {
-  expectConvolutionMatches("%x: f32[2, 21, 9, 8], %w: f32[21, 1, 3, 3], %b: f32[21]",
-                           "conv(%x, %w, %b) {stride = [2, 2], padding = [1, 1, 1, 1], groups = 21}",
-                           "f32[2, 21, 5, 4]");
-  expectConvolutionMatches("%x: f32[1, 40, 7, 7], %w: f32[40, 1, 5, 5]",
-                           "conv(%x, %w) {padding = [2, 2, 2, 2], dilation = [1, 1], groups = 40}", "f32[1, 40, 7, 7]");
-}
-
 /// `%name = constant() {value = dense<...>}` of random f32 values.
 std::string randomConstant(const std::string& name, const std::vector<int64_t>& shape, uint32_t seed) {
   int64_t count = 1;
@@ -283,6 +260,37 @@ std::string randomConstant(const std::string& name, const std::vector<int64_t>& 
   }
   return fmt::format("  %{} = constant() {{value = dense<f32[{}], \"0x{}\">}} : f32[{}]\n", name,
                      fmt::join(shape, ", "), hex, fmt::join(shape, ", "));
+}
+
+TEST(CpuConvolution, GroupsOneOfEveryRankRunsAsAGemm) {
+  expectConvolutionMatches("%x: f32[2, 3, 9], %w: f32[5, 3, 3], %b: f32[5]",
+                           "conv(%x, %w, %b) {stride = [2], padding = [1, 2], dilation = [2]}", "f32[2, 5, 4]");
+  expectConvolutionMatches("%x: f32[2, 4, 11, 7], %w: f32[6, 4, 3, 2], %b: f32[6]",
+                           "conv(%x, %w, %b) {stride = [2, 1], padding = [1, 0, 2, 1], dilation = [1, 2]}",
+                           "f32[2, 6, 6, 6]");
+  expectConvolutionMatches("%x: f32[1, 2, 5, 6, 4], %w: f32[3, 2, 2, 3, 2]",
+                           "conv(%x, %w) {padding = [0, 1, 1, 0, 1, 1]}", "f32[1, 3, 4, 6, 5]");
+  // 1×1 at stride 1 (pointwise: the plain GEMM on the image as it lies),
+  // channels past one register block; its filters as a graph input and as
+  // a constant packed when the graph is compiled.
+  expectConvolutionMatches("%x: f32[3, 40, 6, 6], %w: f32[48, 40, 1, 1], %b: f32[48]", "conv(%x, %w, %b)",
+                           "f32[3, 48, 6, 6]");
+  expectConvolutionMatches("%x: f32[2, 40, 7, 9], %b: f32[70]", "conv(%x, %w, %b)", "f32[2, 70, 7, 9]",
+                           randomConstant("w", {70, 40, 1, 1}, 8));
+  // 1×1 with padding or stride: windows again.
+  expectConvolutionMatches("%x: f32[2, 16, 7, 7], %w: f32[24, 16, 1, 1]",
+                           "conv(%x, %w) {stride = [2, 2], padding = [1, 1, 1, 1]}", "f32[2, 24, 5, 5]");
+  expectConvolutionMatches("%x: f32[5, 16, 1, 1], %w: f32[40, 16, 3, 3], %b: f32[40]",
+                           "conv(%x, %w, %b) {padding = [1, 1, 1, 1]}",
+                           "f32[5, 40, 1, 1]");  // one position per image: blocks span the images
+}
+
+TEST(CpuConvolution, DepthwiseRunsAsAGemm) {
+  expectConvolutionMatches("%x: f32[2, 21, 9, 8], %w: f32[21, 1, 3, 3], %b: f32[21]",
+                           "conv(%x, %w, %b) {stride = [2, 2], padding = [1, 1, 1, 1], groups = 21}",
+                           "f32[2, 21, 5, 4]");
+  expectConvolutionMatches("%x: f32[1, 40, 7, 7], %w: f32[40, 1, 5, 5]",
+                           "conv(%x, %w) {padding = [2, 2, 2, 2], dilation = [1, 1], groups = 40}", "f32[1, 40, 7, 7]");
 }
 
 TEST(CpuConvolution, GroupedRunsAsAGemmGroupByGroup) {

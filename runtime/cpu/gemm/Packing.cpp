@@ -100,6 +100,13 @@ ConvGeometry::ConvGeometry(bool depthwise, int64_t groups, int64_t channels, std
   for (int64_t q = 0; q < positions_; ++q) origins_[static_cast<size_t>(q)] = origin(q);
 }
 
+bool ConvGeometry::pointwise() const {
+  auto ones = [](const std::vector<int64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+  };
+  return !depthwise_ && groups_ == 1 && ones(kernel_) && ones(stride_) && !needsPadding() && out_ == in_;
+}
+
 int64_t ConvGeometry::origin(int64_t position) const {
   int64_t at = 0;
   for (size_t d = out_.size(); d-- > 0;) {

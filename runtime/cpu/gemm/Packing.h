@@ -61,6 +61,10 @@ class ConvGeometry {
   /// reaches past the end, per spatial dim.
   const std::vector<int64_t>& padded() const { return padded_; }
   bool needsPadding() const { return padded_ != in_; }
+  /// A 1×1 window at stride 1 without padding, groups 1: im2col(x) is the
+  /// image itself ([C, positions], as NCHW lays it out), so the GEMM reads
+  /// it as a plain B and writes NCHW as it stands.
+  bool pointwise() const;
   int64_t paddedFloats() const { return paddedFloats_; }             // C · ∏padded
   int64_t paddedPlane() const { return paddedFloats_ / channels_; }  // ∏padded
   /// The offset of each reduction point (channel, kernel point: a row of
