@@ -119,7 +119,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
     } else if (g.conv) {  // the filters [M, K]
       if (const Tensor* w = constant(g.a)) {
         const int64_t m = w->shape()[0], k = w->numel() / std::max<int64_t>(m, 1);
-        p.a = g.conv->depthwise ? runtime::cpu::packDepthwiseFilters(w->as<float>(), m, k)
+        p.a = g.conv->depthwise ? runtime::cpu::packDepthwiseFilters(w->as<float>(), m, k, *p.conv)
                                 : runtime::cpu::packFilters(w->as<float>(), m, k, *p.conv);
       }
     } else if (const Tensor* w = constant(g.b); w && w->shape().size() >= (g.transposeB ? 2u : 1u)) {

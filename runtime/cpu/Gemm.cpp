@@ -344,7 +344,46 @@ void pointwiseConvolution(const GemmProblem& p, const TileEpilogue& epilogue, Ge
   packedGemm(plain, epilogue, scratch, pool);
 }
 
-/// A depthwise convolution: each image copied channels-last with its zero
+/// A 2-D depthwise convolution, NCHW: per image and block of channels,
+/// each channel's plane copied with its zero border and split by column
+/// phase (so that every stride reads contiguous runs), then the kernel
+/// computes its output rows a few vectors at a time straight into the
+/// block's NCHW tile for the epilogue — no channels-last copy of the image
+/// and no transposed tiles, which cost depthwise layers more than their
+/// FMAs.
+void depthwisePlanes(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
+  const gemm::ConvGeometry& g = *p.conv;
+  const MicroKernel& kernel = gemm::hostMicroKernel();
+  const gemm::DepthwisePlane plane = g.plane(kernel.depthwiseWidth);
+  const int64_t images = static_cast<int64_t>(p.bOffsets.size()), taps = p.k, channels = p.m, positions = p.n;
+  const int64_t inPlane = g.imageFloats() / std::max<int64_t>(channels, 1);
+  const auto* weights = static_cast<const float*>(p.packedA ? p.packedA->matrix(0) : p.a);
+  // Blocks of channels whose tile stays within 256 KiB; smaller when there
+  // are fewer than threads and work for more than one.
+  int64_t block = std::clamp<int64_t>(65536 / std::max<int64_t>(positions, 1), 1, channels);
+  block = blockForThreads(channels, block, 1, (pool.size() + images - 1) / images,
+                          flopsOf(images * channels, positions, taps));
+  const int64_t blocks = (channels + block - 1) / block;
+  const int64_t tileFloats = block * positions, phaseFloats = plane.sx * plane.phaseFloats;
+  prepareTiles(scratch, pool);
+  pool.parallelFor(
+      images * blocks, grainFor(flopsOf(block, positions, taps)), [&](int64_t begin, int64_t end, int chunk) {
+        float* tile =
+            floats<float>(scratch.tiles[static_cast<size_t>(chunk)], static_cast<size_t>(tileFloats + phaseFloats));
+        float* phases = tile + tileFloats;
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t b = task / blocks, c0 = task % blocks * block, count = std::min(block, channels - c0);
+          const float* image = static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)];
+          for (int64_t c = c0; c < c0 + count; ++c) {
+            g.padPlanePhases(image + c * inPlane, plane, phases);
+            kernel.depthwisePlane(plane, phases, weights + c * taps, tile + (c - c0) * positions);
+          }
+          finishTile(p, epilogue, b, c0, count, 0, positions, tile);
+        }
+      });
+}
+
+/// A depthwise convolution of another rank: each image copied channels-last with its zero
 /// border, then per image and block of channels the kernel computes a
 /// vector of channels for several positions at once (every load
 /// contiguous, whatever the stride); the positions × channels tile is
@@ -499,12 +538,15 @@ PackedWeights packFilters(const float* w, int64_t m, int64_t k, const gemm::Conv
   return packed;
 }
 
-PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps) {
+PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps, const gemm::ConvGeometry& conv) {
   PackedWeights packed;
   packed.sourceFloats = std::max<int64_t>(channels * taps, 1);
   packed.packedFloats = channels * taps;
   packed.data.resize(static_cast<size_t>(channels * taps));
-  transposeInto(w, channels, taps, packed.data.data());
+  if (conv.depthwiseByPlanes())
+    std::copy(w, w + channels * taps, packed.data.data());
+  else
+    transposeInto(w, channels, taps, packed.data.data());
   return packed;
 }
 
@@ -621,6 +663,8 @@ void gemmWithEpilogue(const GemmProblem& problem, const TileEpilogue& epilogue, 
     blasGemm(p, epilogue, scratch, pool);
   else if (p.convTranspose)
     transposedConvolution(p, epilogue, scratch, pool);
+  else if (p.conv && p.conv->depthwiseByPlanes())
+    depthwisePlanes(p, epilogue, scratch, pool);
   else if (p.conv && p.conv->depthwise())
     depthwiseConv(p, epilogue, scratch, pool);
   else if (p.conv && p.conv->pointwise())

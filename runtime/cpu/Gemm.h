@@ -51,9 +51,10 @@ PackedWeights packWeightsA(const float* a, int64_t matrices, int64_t m, int64_t 
 /// m / groups rows in panels of their own, packedFloats(m / groups, k, nr)
 /// apart).
 PackedWeights packFilters(const float* w, int64_t m, int64_t k, const gemm::ConvGeometry& conv);
-/// A depthwise convolution's filters [channels, taps] transposed to
-/// [taps, channels], the layout its kernel reads.
-PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps);
+/// A depthwise convolution's filters [channels, taps] in the layout its
+/// kernel reads: as they are for one run plane by plane, else transposed
+/// to [taps, channels].
+PackedWeights packDepthwiseFilters(const float* w, int64_t channels, int64_t taps, const gemm::ConvGeometry& conv);
 /// A transposed convolution's filters [channels, outChannels, ∏kernel] as
 /// the A operand Wᵀ [outChannels · ∏kernel, channels].
 PackedWeights packTransposedFilters(const float* w, int64_t channels, int64_t rows);

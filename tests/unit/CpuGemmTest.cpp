@@ -291,6 +291,22 @@ TEST(CpuConvolution, DepthwiseRunsAsAGemm) {
                            "f32[2, 21, 5, 4]");
   expectConvolutionMatches("%x: f32[1, 40, 7, 7], %w: f32[40, 1, 5, 5]",
                            "conv(%x, %w) {padding = [2, 2, 2, 2], dilation = [1, 1], groups = 40}", "f32[1, 40, 7, 7]");
+  // Rows of several vectors (four at a time, then the rest), stride 2 on
+  // an odd width, dilation, a 7×7 window (ConvNeXt), uneven padding.
+  expectConvolutionMatches("%x: f32[2, 3, 9, 150], %w: f32[3, 1, 3, 3], %b: f32[3]",
+                           "conv(%x, %w, %b) {padding = [1, 1, 1, 1], groups = 3}", "f32[2, 3, 9, 150]");
+  expectConvolutionMatches("%x: f32[1, 5, 23, 37], %w: f32[5, 1, 3, 3]",
+                           "conv(%x, %w) {stride = [2, 2], padding = [0, 1, 1, 0], groups = 5}", "f32[1, 5, 11, 18]");
+  expectConvolutionMatches("%x: f32[1, 4, 20, 21], %w: f32[4, 1, 3, 3]",
+                           "conv(%x, %w) {stride = [1, 3], padding = [2, 2, 2, 2], dilation = [2, 2], groups = 4}",
+                           "f32[1, 4, 20, 7]");
+  expectConvolutionMatches("%x: f32[2, 6, 20, 20], %b: f32[6]", "conv(%x, %w, %b) {padding = [3, 3, 3, 3], groups = 6}",
+                           "f32[2, 6, 20, 20]", randomConstant("w", {6, 1, 7, 7}, 9));
+  // Rows shorter than a vector, and 1-D: channels-last.
+  expectConvolutionMatches("%x: f32[2, 6, 14, 14], %b: f32[6]", "conv(%x, %w, %b) {padding = [3, 3, 3, 3], groups = 6}",
+                           "f32[2, 6, 14, 14]", randomConstant("w", {6, 1, 7, 7}, 10));
+  expectConvolutionMatches("%x: f32[2, 12, 30], %w: f32[12, 1, 5]", "conv(%x, %w) {padding = [2, 2], groups = 12}",
+                           "f32[2, 12, 30]");
 }
 
 TEST(CpuConvolution, GroupedRunsAsAGemmGroupByGroup) {

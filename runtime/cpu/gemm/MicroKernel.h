@@ -9,7 +9,8 @@
 //                ever written;
 //
 // and B always a packed panel (k × NR); and a depthwise convolution,
-// channels-last, a vector of channels at a time. There is one implementation per
+// channels-last, a vector of channels at a time, or NCHW, a vector of
+// output columns at a time. There is one implementation per
 // instruction set, each compiled with that set's flags
 // (MicroKernelAvx512.cpp, MicroKernelAvx2.cpp, MicroKernelGeneric.cpp, all
 // from the templates in MicroKernelImpl.h); the host's kernels are picked
@@ -22,6 +23,21 @@
 #include <vector>
 
 namespace graphc::runtime::cpu::gemm {
+
+/// One channel of a 2-D depthwise convolution, NCHW, read from its padded
+/// plane split by column phase: phase p's row r, column j holds the padded
+/// plane's (r, j·sx + p) at `phases[p·phaseFloats + r·rowLength + j]`, so
+/// every tap of every output row reads a contiguous run whatever the
+/// stride. rowLength covers the output row rounded up to whole vectors
+/// plus the window's reach.
+struct DepthwisePlane {
+  int64_t kh = 1, kw = 1, sy = 1, sx = 1, dy = 1, dx = 1;  // window, stride, dilation
+  int64_t oh = 0, ow = 0;                                  // output rows, columns
+  int64_t rowLength = 0, phaseFloats = 0;
+  /// Where tap column kx reads from, relative to the output column's
+  /// place in the row: its phase's offset plus (kx·dx) / sx.
+  std::vector<int64_t> tapColumns;
+};
 
 struct MicroKernel {
   const char* isa;  // "avx512", "avx2", "generic"
@@ -40,6 +56,10 @@ struct MicroKernel {
   void (*depthwise)(int64_t tapCount, const float* image, int64_t channels, const int64_t* origins, int64_t count,
                     const int64_t* taps, const float* weights, int width, float* out, int64_t ldo);
   int depthwiseWidth;  // the channels one depthwise call covers
+  /// A 2-D depthwise convolution's one channel (DepthwisePlane): out[oy·ow
+  /// + ox] = Σ_{ky, kx} weights[ky·kw + kx] · the padded plane's
+  /// (oy·sy + ky·dy, ox·sx + kx·dx).
+  void (*depthwisePlane)(const DepthwisePlane& plane, const float* phases, const float* weights, float* out);
 };
 
 /// An instruction set's kernels, widest columns first (the first is the

@@ -37,7 +37,8 @@ MicroKernels genericMicroKernels() {
                                   &generic::microKernel<generic::Scalar, 4, 8>,
                                   &generic::indirectKernel<generic::Scalar, 4, 8>,
                                   &generic::depthwise,
-                                  8};
+                                  8,
+                                  &generic::depthwisePlane<generic::Scalar>};
   return {&kernel};
 }
 

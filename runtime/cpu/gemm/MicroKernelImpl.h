@@ -123,3 +123,52 @@ void indirectKernel(int64_t k, const float* const* rows, const int64_t* offsets,
     storeBlock<V, MR, NV>(acc, c, ldc, nrows, cols, p0 > 0);
   }
 }
+
+/// N vectors of output row `oy` from column `ox` on: N independent FMA
+/// chains, so the taps' latency is covered.
+template <class V, int N>
+inline void depthwiseVectors(const DepthwisePlane& g, const float* phases, const float* weights, int64_t oy, int64_t ox,
+                             float* out) {
+  constexpr int W = V::width;
+  typename V::type acc[N];
+#pragma GCC unroll 4
+  for (int v = 0; v < N; ++v) acc[v] = V::zero();
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    const float* row = phases + (oy * g.sy + ky * g.dy) * g.rowLength + ox;
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      const float* at = row + g.tapColumns[static_cast<std::size_t>(kx)];
+      const typename V::type w = V::broadcast(weights + ky * g.kw + kx);
+#pragma GCC unroll 4
+      for (int v = 0; v < N; ++v) acc[v] = V::fma(V::load(at + v * W), w, acc[v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < N; ++v) {
+    const int64_t at = ox + v * W;
+    if (at + W <= g.ow) {
+      V::store(out + at, acc[v]);
+    } else {  // the row's last, partial vector
+      float tile[W];
+      V::store(tile, acc[v]);
+      for (int64_t i = 0; at + i < g.ow; ++i) out[at + i] = tile[i];
+    }
+  }
+}
+
+/// MicroKernel::depthwisePlane: each output row four vectors at a time.
+template <class V>
+void depthwisePlane(const DepthwisePlane& g, const float* phases, const float* weights, float* out) {
+  constexpr int W = V::width;
+  const int64_t vectors = (g.ow + W - 1) / W;
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    float* row = out + oy * g.ow;
+    int64_t v = 0;
+    for (; v + 4 <= vectors; v += 4) depthwiseVectors<V, 4>(g, phases, weights, oy, v * W, row);
+    switch (vectors - v) {
+      case 3: depthwiseVectors<V, 3>(g, phases, weights, oy, v * W, row); break;
+      case 2: depthwiseVectors<V, 2>(g, phases, weights, oy, v * W, row); break;
+      case 1: depthwiseVectors<V, 1>(g, phases, weights, oy, v * W, row); break;
+      default: break;
+    }
+  }
+}

@@ -107,6 +107,48 @@ bool ConvGeometry::pointwise() const {
   return !depthwise_ && groups_ == 1 && ones(kernel_) && ones(stride_) && !needsPadding() && out_ == in_;
 }
 
+DepthwisePlane ConvGeometry::plane(int vectorWidth) const {
+  DepthwisePlane g;
+  g.kh = kernel_[0];
+  g.kw = kernel_[1];
+  g.sy = stride_[0];
+  g.sx = stride_[1];
+  g.dy = dilation_[0];
+  g.dx = dilation_[1];
+  g.oh = out_[0];
+  g.ow = out_[1];
+  g.rowLength = (g.ow + vectorWidth - 1) / vectorWidth * vectorWidth + (g.kw - 1) * g.dx / g.sx;
+  g.phaseFloats = padded_[0] * g.rowLength;
+  for (int64_t kx = 0; kx < g.kw; ++kx) g.tapColumns.push_back(kx * g.dx % g.sx * g.phaseFloats + kx * g.dx / g.sx);
+  return g;
+}
+
+void ConvGeometry::padPlanePhases(const float* input, const DepthwisePlane& g, float* phases) const {
+  const int64_t height = in_[0], width = in_[1], top = padBegin_[0], left = padBegin_[1];
+  const int64_t rows = g.phaseFloats / std::max<int64_t>(g.rowLength, 1);
+  for (int64_t p = 0; p < g.sx; ++p)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = phases + p * g.phaseFloats + r * g.rowLength;
+      const int64_t y = r - top;
+      if (y < 0 || y >= height) {
+        std::fill(row, row + g.rowLength, 0.0f);
+        continue;
+      }
+      // Phase p's column j is the padded column j·sx + p: input column
+      // j·sx + p − left where that lies in the row (j in [first, last)),
+      // else the border's zero.
+      const int64_t first = std::min(g.rowLength, std::max<int64_t>(0, (left - p + g.sx - 1) / g.sx));
+      const int64_t last = std::clamp<int64_t>((width + left - p + g.sx - 1) / g.sx, first, g.rowLength);
+      const float* from = input + y * width + p - left;
+      std::fill(row, row + first, 0.0f);
+      if (g.sx == 1)
+        std::copy(from + first, from + last, row + first);
+      else
+        for (int64_t j = first; j < last; ++j) row[j] = from[j * g.sx];
+      std::fill(row + last, row + g.rowLength, 0.0f);
+    }
+}
+
 int64_t ConvGeometry::origin(int64_t position) const {
   int64_t at = 0;
   for (size_t d = out_.size(); d-- > 0;) {

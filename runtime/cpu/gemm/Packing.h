@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/cpu/gemm/MicroKernel.h"
+
 namespace graphc::runtime::cpu::gemm {
 
 /// A matrix in memory: element (r, c) at data[r·rowStride + c·colStride].
@@ -76,6 +78,16 @@ class ConvGeometry {
   /// Every position's origin(): floats into a padded image, or for a
   /// depthwise convolution, whose image is channels-last, positions.
   const std::vector<int64_t>& origins() const { return origins_; }
+
+  /// A 2-D depthwise convolution whose output rows fill a vector or more,
+  /// run NCHW plane by plane (MicroKernel::depthwisePlane) rather than
+  /// channels-last (where a late layer's 7×7 planes still fill vectors).
+  bool depthwiseByPlanes() const { return depthwise_ && in_.size() == 2 && out_[1] >= 16; }
+  /// Its plane geometry, rows rounded up to whole vectors of `vectorWidth`.
+  DepthwisePlane plane(int vectorWidth) const;
+  /// One channel's input (∏in floats) with its zero border, split by column
+  /// phase as `g` lays it out, at `phases` (stride · g.phaseFloats floats).
+  void padPlanePhases(const float* input, const DepthwisePlane& g, float* phases) const;
 
   /// One image with its zero border at `out` (paddedFloats()).
   void padImage(const float* image, float* out) const;
