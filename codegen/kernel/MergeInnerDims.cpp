@@ -7,6 +7,9 @@
 // loop, scalar (a sigmoid through scalar expf). The merged variable j
 // stands for (j / inner, j % inner), which the index constructors fold
 // back to j wherever a tensor is read contiguously across the two dims.
+// A kernel whose reads test bounds (a padded window) is left as it is:
+// its clamped coordinates would stay j / inner and j % inner, a division
+// per element that turns every vector load into a gather.
 //
 // Contract: iteration order and the flattened outer point of every
 // element are unchanged (row-major), so a GEMM accumulator, which is
@@ -20,10 +23,22 @@ namespace {
 
 constexpr int64_t kMinInnerExtent = 16;
 
+/// Whether `e` reads through a bounds test (a padded window).
+bool testsBounds(const Expr& e) {
+  if (e.kind == Expr::Kind::InBounds) return true;
+  for (const ExprPtr& a : e.args)
+    if (testsBounds(*a)) return true;
+  return false;
+}
+
 }  // namespace
 
 Kernel mergeShortInnerDims(Kernel k) {
   if (k.kind == KernelKind::Reduction) return k;
+  // A padded window's reads clamp each coordinate: merged, every one would
+  // be a division and a remainder per element, which no vector unit has.
+  for (const Store& s : k.stores)
+    if (testsBounds(*s.value)) return k;
   while (k.outer.size() >= 2) {
     const size_t rank = k.outer.size();
     const Dim& inner = k.outer[rank - 1];
