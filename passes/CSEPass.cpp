@@ -10,6 +10,7 @@
 #include <map>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -40,10 +41,19 @@ NodeKey keyOf(const ir::Node& n) {
   return {n.op, {n.operands.begin(), n.operands.end()}, extra};
 }
 
+/// One walk in order: each node's operands are first redirected to what
+/// the duplicates they name were replaced by (an operand is always an
+/// earlier node's result or a parameter), so a redirected use costs one
+/// lookup instead of a scan of the region (quadratic on large graphs).
 bool cseRegion(ir::Region& r) {
   bool changed = false;
   std::map<NodeKey, std::vector<ir::Node*>> seen;
+  std::unordered_map<const ir::Value*, ir::Value*> replacedBy;
+  auto redirect = [&](ir::Value*& v) {
+    if (auto it = replacedBy.find(v); it != replacedBy.end()) v = it->second;
+  };
   for (const auto& n : r.nodes()) {
+    for (ir::Value*& v : n->operands) redirect(v);
     for (const auto& region : n->regions()) changed |= cseRegion(*region);
     if (!n->regions().empty()) continue;
     std::vector<ir::Node*>& same = seen[keyOf(*n)];
@@ -52,9 +62,10 @@ bool cseRegion(ir::Region& r) {
       same.push_back(n.get());
       continue;
     }
-    for (size_t k = 0; k < n->numResults(); ++k) r.replaceAllUses(n->result(k), (*earlier)->result(k));
+    for (size_t k = 0; k < n->numResults(); ++k) replacedBy[n->result(k)] = (*earlier)->result(k);
     changed = true;
   }
+  for (ir::Value*& v : r.returns) redirect(v);
   return changed;
 }
 
