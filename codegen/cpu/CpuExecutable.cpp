@@ -87,7 +87,12 @@ void collectMxBuffers(const RegionPlan& plan, MxBuffers& out) {
 
 /// The conv kernel's geometry in the GEMM runtime's terms.
 runtime::cpu::gemm::ConvGeometry convGeometry(const codegen::kernel::ConvAsGemm& c) {
-  return {c.depthwise, c.groups, c.channels, c.in, c.out, c.kernel, c.stride, c.dilation, c.padBegin};
+  using Pool = runtime::cpu::gemm::PoolWindow::Kind;
+  const Pool pool = c.pool == codegen::kernel::PoolKind::Max       ? Pool::Max
+                    : c.pool == codegen::kernel::PoolKind::Average ? Pool::Average
+                                                                   : Pool::None;
+  return {c.depthwise, c.groups, c.channels, c.in,       c.out,
+          c.kernel,    c.stride, c.dilation, c.padBegin, {pool, c.padEnd, c.countIncludePad}};
 }
 
 /// Packs the constant f32 operands of every GEMM step of `plan` (cond
@@ -116,8 +121,8 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
       if (const Tensor* w = constant(g.a))
         p.a = runtime::cpu::packTransposedFilters(w->as<float>(), c.channels,
                                                   w->numel() / std::max<int64_t>(c.channels, 1));
-    } else if (g.conv) {  // the filters [M, K]
-      if (const Tensor* w = constant(g.a)) {
+    } else if (g.conv) {  // the filters [M, K] (a pool has none)
+      if (const Tensor* w = g.conv->pool == codegen::kernel::PoolKind::None ? constant(g.a) : nullptr) {
         const int64_t m = w->shape()[0], k = w->numel() / std::max<int64_t>(m, 1);
         p.a = g.conv->depthwise ? runtime::cpu::packDepthwiseFilters(w->as<float>(), m, k, *p.conv)
                                 : runtime::cpu::packFilters(w->as<float>(), m, k, *p.conv);
@@ -293,7 +298,7 @@ class Binder {
         p.n = c.inPositions();
         imageFloats = c.channels() * c.inPositions();
       } else {
-        p.m = a.shape()[0];
+        p.m = g.conv->outChannels;
         p.k = p.conv->k();
         p.n = p.conv->positions();
         imageFloats = p.conv->imageFloats();

@@ -107,9 +107,17 @@ struct Store {
 /// Wᵀ[M·∏kernel, channels] · x[channels, ∏in] per image, its columns then
 /// added into the output at o = i·stride + k·dilation − pad (col2im).
 /// The geometry is static (the batch may not be).
+/// A pooling window run as a depthwise convolution is (the cpu backend's
+/// 2-D f32 pools): each channel's plane on its own, the window's maximum,
+/// or its sum over the divisor avg_pool's attributes say.
+enum class PoolKind { None, Max, Average };
+
 struct ConvAsGemm {
   bool depthwise = false, transposed = false;
   int64_t groups = 1;
+  PoolKind pool = PoolKind::None;  // a pool: a and b both the image, no filters
+  bool countIncludePad = false;    // Average: the padding counts in the divisor
+  std::vector<int64_t> padEnd;     // Average: where the padded input ends (its divisor)
   int64_t channels = 0, outChannels = 0;
   std::vector<int64_t> in, out, kernel, stride, dilation, padBegin;  // per spatial dim
 };

@@ -196,7 +196,18 @@ ExprPtr Lowerer::transposedConvolution(const Node& n) {
   return convolutionSum(n, paddedRead(x, xIdx, guarded, sizes, 0), eval(w, wIdx), o[1]);
 }
 
+bool Lowerer::poolAsPlanesFits(const Node& n) const {
+  if ((n.op != OpId::MaxPool && n.op != OpId::AvgPool) || n.result()->type.dtype != DType::F32) return false;
+  const Value* x = n.operands[0];
+  if (x->type.dtype != DType::F32 || !inputOf_.count(x) || x->type.shape.size() != 4) return false;
+  for (size_t d = 1; d < 4; ++d)
+    if (!x->type.shape[d].isStatic() || x->type.shape[d].size == 0 || !n.result()->type.shape[d].isStatic())
+      return false;
+  return true;
+}
+
 bool Lowerer::convolutionAsGemmFits(const Node& n) const {
+  if (poolAsPlanesFits(n)) return true;
   if ((n.op != OpId::Conv && n.op != OpId::ConvTranspose) || n.result()->type.dtype != DType::F32) return false;
   const Value* x = n.operands[0];
   const Value* w = n.operands[1];
@@ -222,6 +233,7 @@ void Lowerer::convolutionGemmKernel() {
   outerRank_ = k_.outer.size();
   const Shape& x = n.operands[0]->type.shape;
   ConvAsGemm conv;
+  const bool pool = n.op == OpId::MaxPool || n.op == OpId::AvgPool;
   const int64_t groups = groupsOf(n);
   conv.channels = x[1].size;
   conv.outChannels = k_.outer[1].size;
@@ -231,6 +243,14 @@ void Lowerer::convolutionGemmKernel() {
   conv.transposed = n.op == OpId::ConvTranspose;
   conv.kernel = kernelOf(n);
   const rules::WindowGeometry g = geometryOf(n, conv.kernel.size());
+  if (pool) {  // each channel on its own, as depthwise, with no filters
+    conv.depthwise = true;
+    conv.groups = 1;
+    conv.pool = n.op == OpId::MaxPool ? PoolKind::Max : PoolKind::Average;
+    const Attribute* includePad = n.attrs.find("count_include_pad");
+    conv.countIncludePad = includePad && includePad->b;
+    conv.padEnd = g.padEnd;
+  }
   // The reduction: each window's channels and points; transposed, the
   // input channels (the kernel points are the GEMM's rows).
   int64_t k = conv.depthwise ? 1 : conv.channels / conv.groups;
@@ -243,8 +263,8 @@ void Lowerer::convolutionGemmKernel() {
   conv.dilation = g.dilation;
   conv.padBegin = g.padBegin;
   Gemm gemm;
-  gemm.a = inputOf_.at(n.operands[1]);
   gemm.b = inputOf_.at(n.operands[0]);
+  gemm.a = pool ? gemm.b : inputOf_.at(n.operands[1]);
   gemm.k = Index::constant(k);
   gemm.kVar = static_cast<int64_t>(outerRank_);
   gemm.conv = std::move(conv);

@@ -84,6 +84,9 @@ class Lowerer {
   ExprPtr convolutionSum(const ir::Node& n, ExprPtr input, ExprPtr weight, const IndexPtr& outChannel);
   /// Whether conv `n` can be a GEMM kernel (LowerOptions::convolutionsAsGemm).
   bool convolutionAsGemmFits(const ir::Node& n) const;
+  /// Whether pool `n` can run plane by plane (a 2-D f32 pool over a
+  /// kernel input of static channels and spatial dims).
+  bool poolAsPlanesFits(const ir::Node& n) const;
   /// A GEMM kernel for the conv (Gemm::conv); the stores are its epilogue.
   void convolutionGemmKernel();
   /// The conv's value at the outer point in such a kernel: the GEMM's

@@ -77,6 +77,18 @@ class Printer {
           list(vars(k_.outer.size())), g.kVar, toString(g.k), k_.inputs[g.a].name, g.kVar, k_.inputs[g.b].name, g.kVar,
           fmt::join(c.in, ", "), fmt::join(c.kernel, ", "), fmt::join(c.stride, ", "), fmt::join(c.dilation, ", "),
           fmt::join(c.padBegin, ", "));
+    } else if (k_.gemm && k_.gemm->conv && k_.gemm->conv->pool != PoolKind::None) {
+      const Gemm& g = *k_.gemm;
+      const ConvAsGemm& c = *g.conv;
+      out += fmt::format(
+          "  gemm acc[{}] = {}({}) over {} points  (channels {}, in [{}], kernel [{}], stride [{}], dilation [{}], pad "
+          "[{}]{})\n",
+          list(vars(k_.outer.size())), c.pool == PoolKind::Max ? "max_pool" : "avg_pool", k_.inputs[g.b].name,
+          toString(g.k), c.channels, fmt::join(c.in, ", "), fmt::join(c.kernel, ", "), fmt::join(c.stride, ", "),
+          fmt::join(c.dilation, ", "), fmt::join(c.padBegin, ", "),
+          c.pool == PoolKind::Average
+              ? fmt::format(", pad end [{}], count_include_pad {}", fmt::join(c.padEnd, ", "), c.countIncludePad)
+              : "");
     } else if (k_.gemm && k_.gemm->conv) {
       const Gemm& g = *k_.gemm;
       const ConvAsGemm& c = *g.conv;

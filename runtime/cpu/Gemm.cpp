@@ -344,7 +344,8 @@ void pointwiseConvolution(const GemmProblem& p, const TileEpilogue& epilogue, Ge
   packedGemm(plain, epilogue, scratch, pool);
 }
 
-/// A 2-D depthwise convolution, NCHW: per image and block of channels,
+/// A 2-D depthwise convolution (or a pool: the same with no filters),
+/// NCHW: per image and block of channels,
 /// each channel's plane copied with its zero border and split by column
 /// phase (so that every stride reads contiguous runs), then the kernel
 /// computes its output rows a few vectors at a time straight into the
@@ -357,7 +358,13 @@ void depthwisePlanes(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
   const gemm::DepthwisePlane plane = g.plane(kernel.depthwiseWidth);
   const int64_t images = static_cast<int64_t>(p.bOffsets.size()), taps = p.k, channels = p.m, positions = p.n;
   const int64_t inPlane = g.imageFloats() / std::max<int64_t>(channels, 1);
-  const auto* weights = static_cast<const float*>(p.packedA ? p.packedA->matrix(0) : p.a);
+  using PoolKind = gemm::PoolWindow::Kind;
+  const PoolKind poolKind = g.pool().kind;
+  // An average pool is the depthwise sum with every weight 1, then each
+  // position divided by its window's count.
+  const std::vector<float> ones(poolKind == PoolKind::Average ? static_cast<size_t>(taps) : 0, 1.0f);
+  const auto* filters = static_cast<const float*>(p.packedA ? p.packedA->matrix(0) : p.a);
+  const float border = poolKind == PoolKind::Max ? -INFINITY : 0.0f;
   // Blocks of channels whose tile stays within 256 KiB; smaller when there
   // are fewer than threads and work for more than one.
   int64_t block = std::clamp<int64_t>(65536 / std::max<int64_t>(positions, 1), 1, channels);
@@ -375,8 +382,17 @@ void depthwisePlanes(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
           const int64_t b = task / blocks, c0 = task % blocks * block, count = std::min(block, channels - c0);
           const float* image = static_cast<const float*>(p.b) + p.bOffsets[static_cast<size_t>(b)];
           for (int64_t c = c0; c < c0 + count; ++c) {
-            g.padPlanePhases(image + c * inPlane, plane, phases);
-            kernel.depthwisePlane(plane, phases, weights + c * taps, tile + (c - c0) * positions);
+            float* out = tile + (c - c0) * positions;
+            g.padPlanePhases(image + c * inPlane, plane, phases, border);
+            if (poolKind == PoolKind::Max) {
+              kernel.maxPoolPlane(plane, phases, out);
+            } else if (poolKind == PoolKind::Average) {
+              kernel.depthwisePlane(plane, phases, ones.data(), out);
+              for (int64_t oy = 0; oy < plane.oh; ++oy)
+                for (int64_t ox = 0; ox < plane.ow; ++ox) out[oy * plane.ow + ox] /= g.divisor(oy, ox);
+            } else {
+              kernel.depthwisePlane(plane, phases, filters + c * taps, out);
+            }
           }
           finishTile(p, epilogue, b, c0, count, 0, positions, tile);
         }

@@ -328,6 +328,46 @@ TEST(CpuConvolution, GroupedRunsAsAGemmGroupByGroup) {
                            "f32[2, 18, 8, 8]", randomConstant("w", {18, 8, 3, 3}, 7));
 }
 
+TEST(CpuConvolution, PoolsRunPlaneByPlane) {
+  // GoogLeNet's 3×3 stride-1 max pool, ResNet's 3×3 stride-2 one with
+  // ceil_mode, a dilated one, and average pools whose divisor varies at
+  // the border (count_include_pad either way, ceil_mode past the padding).
+  expectConvolutionMatches("%x: f32[2, 5, 14, 14]",
+                           "max_pool(%x) {kernel = [3, 3], stride = [1, 1], padding = [1, 1, 1, 1]}",
+                           "f32[2, 5, 14, 14]");
+  expectConvolutionMatches("%x: f32[1, 3, 21, 40]",
+                           "max_pool(%x) {kernel = [3, 3], stride = [2, 2], padding = [1, 1, 1, 1], ceil_mode = true}",
+                           "f32[1, 3, 11, 21]");
+  expectConvolutionMatches("%x: f32[1, 2, 17, 33]",
+                           "max_pool(%x) {kernel = [2, 3], stride = [1, 2], dilation = [2, 2]}", "f32[1, 2, 15, 15]");
+  expectConvolutionMatches(
+      "%x: f32[2, 4, 9, 20]",
+      "avg_pool(%x) {kernel = [3, 3], stride = [1, 1], padding = [1, 1, 1, 1], count_include_pad = false}",
+      "f32[2, 4, 9, 20]");
+  expectConvolutionMatches("%x: f32[2, 4, 10, 20]",
+                           "avg_pool(%x) {kernel = [3, 3], stride = [2, 2], padding = [1, 1, 1, 1], ceil_mode = true, "
+                           "count_include_pad = true}",
+                           "f32[2, 4, 6, 11]");
+  expectConvolutionMatches("%x: f32[1, 6, 8, 8]", "avg_pool(%x) {kernel = [2, 2]}", "f32[1, 6, 4, 4]");
+}
+
+TEST(CpuConvolution, MaxPoolKeepsNaN) {
+  // A NaN anywhere in a window is the window's maximum, as in torch.
+  auto m = testing::optimisedOk(
+      "graph @g(%x: f32[1, 1, 4, 20]) -> (f32[1, 1, 4, 20]) {\n"
+      "  %p = max_pool(%x) {kernel = [3, 3], stride = [1, 1], padding = [1, 1, 1, 1]}\n  return %p\n}\n");
+  ASSERT_TRUE(m);
+  runtime::Tensor x = runtime::randomTensor(ir::DType::F32, {1, 1, 4, 20}, 3);
+  x.as<float>()[0 * 20 + 0] = NAN;   // row 0, column 0
+  x.as<float>()[3 * 20 + 10] = NAN;  // row 3, column 10
+  const runtime::Tensor y = codegen::cpu::compileGraph(*m->entry())->run({x})[0];
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 20; ++c) {
+      const bool nan = (r <= 1 && c <= 1) || (r >= 2 && c >= 9 && c <= 11);
+      EXPECT_EQ(std::isnan(y.as<float>()[r * 20 + c]), nan) << r << "," << c;
+    }
+}
+
 TEST(CpuConvolution, TransposedRunsAsAGemm) {
   expectConvolutionMatches(
       "%x: f32[2, 6, 5, 4], %w: f32[6, 3, 3, 2], %b: f32[3]",

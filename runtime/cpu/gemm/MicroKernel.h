@@ -60,6 +60,10 @@ struct MicroKernel {
   /// + ox] = Σ_{ky, kx} weights[ky·kw + kx] · the padded plane's
   /// (oy·sy + ky·dy, ox·sx + kx·dx).
   void (*depthwisePlane)(const DepthwisePlane& plane, const float* phases, const float* weights, float* out);
+  /// A 2-D max pool's one channel: out[oy·ow + ox] = the maximum over the
+  /// window at (oy·sy, ox·sx) of the padded plane (−inf bordered), NaN
+  /// where the window holds one.
+  void (*maxPoolPlane)(const DepthwisePlane& plane, const float* phases, float* out);
 };
 
 /// An instruction set's kernels, widest columns first (the first is the

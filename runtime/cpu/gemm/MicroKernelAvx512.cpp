@@ -21,6 +21,10 @@ struct Zmm {
   static type broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static type fma(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
   static void store(float* p, type v) { _mm512_storeu_ps(p, v); }
+  /// max(acc, x), NaN wherever either is (Ymm::maxNan's rule).
+  static type maxNan(type acc, type x) {
+    return _mm512_mask_mov_ps(_mm512_max_ps(x, acc), _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+  }
 };
 #include "runtime/cpu/gemm/MicroKernelImpl.h"
 #include "runtime/cpu/gemm/VectorYmm.h"
@@ -52,12 +56,33 @@ void depthwise(int64_t tapCount, const float* image, int64_t channels, const int
 
 MicroKernels avx512MicroKernels() {
   using namespace avx512;
-  static const MicroKernel wide{
-      "avx512", 8, 32, &microKernel<Zmm, 8, 2>, &indirectKernel<Zmm, 8, 2>, &depthwise, 16, &depthwisePlane<Zmm>};
-  static const MicroKernel one{
-      "avx512", 8, 16, &microKernel<Zmm, 8, 1>, &indirectKernel<Zmm, 8, 1>, &depthwise, 16, &depthwisePlane<Zmm>};
-  static const MicroKernel half{
-      "avx512", 8, 8, &microKernel<Ymm, 8, 1>, &indirectKernel<Ymm, 8, 1>, &depthwise, 16, &depthwisePlane<Zmm>};
+  static const MicroKernel wide{"avx512",
+                                8,
+                                32,
+                                &microKernel<Zmm, 8, 2>,
+                                &indirectKernel<Zmm, 8, 2>,
+                                &depthwise,
+                                16,
+                                &depthwisePlane<Zmm>,
+                                &maxPoolPlane<Zmm>};
+  static const MicroKernel one{"avx512",
+                               8,
+                               16,
+                               &microKernel<Zmm, 8, 1>,
+                               &indirectKernel<Zmm, 8, 1>,
+                               &depthwise,
+                               16,
+                               &depthwisePlane<Zmm>,
+                               &maxPoolPlane<Zmm>};
+  static const MicroKernel half{"avx512",
+                                8,
+                                8,
+                                &microKernel<Ymm, 8, 1>,
+                                &indirectKernel<Ymm, 8, 1>,
+                                &depthwise,
+                                16,
+                                &depthwisePlane<Zmm>,
+                                &maxPoolPlane<Zmm>};
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl")) return {};
   return {&wide, &one, &half};
 }

@@ -15,6 +15,8 @@ struct Scalar {
   static type broadcast(const float* p) { return *p; }
   static type fma(type a, type b, type c) { return a * b + c; }
   static void store(float* p, type v) { *p = v; }
+  /// max(acc, x), NaN wherever either is.
+  static type maxNan(type acc, type x) { return x != x || x > acc ? x : acc; }
 };
 #include "runtime/cpu/gemm/MicroKernelImpl.h"
 
@@ -38,7 +40,8 @@ MicroKernels genericMicroKernels() {
                                   &generic::indirectKernel<generic::Scalar, 4, 8>,
                                   &generic::depthwise,
                                   8,
-                                  &generic::depthwisePlane<generic::Scalar>};
+                                  &generic::depthwisePlane<generic::Scalar>,
+                                  &generic::maxPoolPlane<generic::Scalar>};
   return {&kernel};
 }
 

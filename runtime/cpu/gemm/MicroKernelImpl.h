@@ -124,22 +124,29 @@ void indirectKernel(int64_t k, const float* const* rows, const int64_t* offsets,
   }
 }
 
-/// N vectors of output row `oy` from column `ox` on: N independent FMA
-/// chains, so the taps' latency is covered.
-template <class V, int N>
+/// N vectors of output row `oy` from column `ox` on: N independent
+/// chains, so the taps' latency is covered. kMax: the window's maximum (a
+/// max pool; no weights) instead of its weighted sum.
+template <class V, int N, bool kMax>
 inline void depthwiseVectors(const DepthwisePlane& g, const float* phases, const float* weights, int64_t oy, int64_t ox,
                              float* out) {
   constexpr int W = V::width;
+  constexpr float lowest = -__builtin_inff();
   typename V::type acc[N];
 #pragma GCC unroll 4
-  for (int v = 0; v < N; ++v) acc[v] = V::zero();
+  for (int v = 0; v < N; ++v) acc[v] = kMax ? V::broadcast(&lowest) : V::zero();
   for (int64_t ky = 0; ky < g.kh; ++ky) {
     const float* row = phases + (oy * g.sy + ky * g.dy) * g.rowLength + ox;
     for (int64_t kx = 0; kx < g.kw; ++kx) {
       const float* at = row + g.tapColumns[static_cast<std::size_t>(kx)];
-      const typename V::type w = V::broadcast(weights + ky * g.kw + kx);
+      if constexpr (kMax) {
 #pragma GCC unroll 4
-      for (int v = 0; v < N; ++v) acc[v] = V::fma(V::load(at + v * W), w, acc[v]);
+        for (int v = 0; v < N; ++v) acc[v] = V::maxNan(acc[v], V::load(at + v * W));
+      } else {
+        const typename V::type w = V::broadcast(weights + ky * g.kw + kx);
+#pragma GCC unroll 4
+        for (int v = 0; v < N; ++v) acc[v] = V::fma(V::load(at + v * W), w, acc[v]);
+      }
     }
   }
 #pragma GCC unroll 4
@@ -155,20 +162,32 @@ inline void depthwiseVectors(const DepthwisePlane& g, const float* phases, const
   }
 }
 
-/// MicroKernel::depthwisePlane: each output row four vectors at a time.
-template <class V>
-void depthwisePlane(const DepthwisePlane& g, const float* phases, const float* weights, float* out) {
+/// Each output row of a plane four vectors at a time.
+template <class V, bool kMax>
+void planeRows(const DepthwisePlane& g, const float* phases, const float* weights, float* out) {
   constexpr int W = V::width;
   const int64_t vectors = (g.ow + W - 1) / W;
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     float* row = out + oy * g.ow;
     int64_t v = 0;
-    for (; v + 4 <= vectors; v += 4) depthwiseVectors<V, 4>(g, phases, weights, oy, v * W, row);
+    for (; v + 4 <= vectors; v += 4) depthwiseVectors<V, 4, kMax>(g, phases, weights, oy, v * W, row);
     switch (vectors - v) {
-      case 3: depthwiseVectors<V, 3>(g, phases, weights, oy, v * W, row); break;
-      case 2: depthwiseVectors<V, 2>(g, phases, weights, oy, v * W, row); break;
-      case 1: depthwiseVectors<V, 1>(g, phases, weights, oy, v * W, row); break;
+      case 3: depthwiseVectors<V, 3, kMax>(g, phases, weights, oy, v * W, row); break;
+      case 2: depthwiseVectors<V, 2, kMax>(g, phases, weights, oy, v * W, row); break;
+      case 1: depthwiseVectors<V, 1, kMax>(g, phases, weights, oy, v * W, row); break;
       default: break;
     }
   }
+}
+
+/// MicroKernel::depthwisePlane.
+template <class V>
+void depthwisePlane(const DepthwisePlane& g, const float* phases, const float* weights, float* out) {
+  planeRows<V, false>(g, phases, weights, out);
+}
+
+/// MicroKernel::maxPoolPlane.
+template <class V>
+void maxPoolPlane(const DepthwisePlane& g, const float* phases, float* out) {
+  planeRows<V, true>(g, phases, nullptr, out);
 }

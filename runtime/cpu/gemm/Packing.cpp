@@ -59,10 +59,11 @@ std::vector<int64_t> coordinates(int64_t at, const std::vector<int64_t>& sizes) 
 
 ConvGeometry::ConvGeometry(bool depthwise, int64_t groups, int64_t channels, std::vector<int64_t> in,
                            std::vector<int64_t> out, std::vector<int64_t> kernel, std::vector<int64_t> stride,
-                           std::vector<int64_t> dilation, std::vector<int64_t> padBegin)
+                           std::vector<int64_t> dilation, std::vector<int64_t> padBegin, PoolWindow pool)
     : depthwise_(depthwise),
       groups_(depthwise ? 1 : groups),
       channels_(channels),
+      pool_(std::move(pool)),
       in_(std::move(in)),
       out_(std::move(out)),
       kernel_(std::move(kernel)),
@@ -98,6 +99,23 @@ ConvGeometry::ConvGeometry(bool depthwise, int64_t groups, int64_t channels, std
     }
   origins_.resize(static_cast<size_t>(positions_));
   for (int64_t q = 0; q < positions_; ++q) origins_[static_cast<size_t>(q)] = origin(q);
+  if (pool_.kind == PoolWindow::Kind::Average) {
+    // Window point p of output o lies at o·stride + p·dilation in the padded
+    // input; it counts when within [low, high).
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t low = pool_.countIncludePad ? 0 : padBegin_[d];
+      const int64_t high = in_[d] + padBegin_[d] + (pool_.countIncludePad ? pool_.padEnd[d] : 0);
+      std::vector<int64_t>& counts = counts_.emplace_back();
+      for (int64_t o = 0; o < out_[d]; ++o) {
+        int64_t n = 0;
+        for (int64_t p = 0; p < kernel_[d]; ++p) {
+          const int64_t at = o * stride_[d] + p * dilation_[d];
+          n += at >= low && at < high;
+        }
+        counts.push_back(n);
+      }
+    }
+  }
 }
 
 bool ConvGeometry::pointwise() const {
@@ -123,7 +141,7 @@ DepthwisePlane ConvGeometry::plane(int vectorWidth) const {
   return g;
 }
 
-void ConvGeometry::padPlanePhases(const float* input, const DepthwisePlane& g, float* phases) const {
+void ConvGeometry::padPlanePhases(const float* input, const DepthwisePlane& g, float* phases, float border) const {
   const int64_t height = in_[0], width = in_[1], top = padBegin_[0], left = padBegin_[1];
   const int64_t rows = g.phaseFloats / std::max<int64_t>(g.rowLength, 1);
   for (int64_t p = 0; p < g.sx; ++p)
@@ -131,21 +149,21 @@ void ConvGeometry::padPlanePhases(const float* input, const DepthwisePlane& g, f
       float* row = phases + p * g.phaseFloats + r * g.rowLength;
       const int64_t y = r - top;
       if (y < 0 || y >= height) {
-        std::fill(row, row + g.rowLength, 0.0f);
+        std::fill(row, row + g.rowLength, border);
         continue;
       }
       // Phase p's column j is the padded column j·sx + p: input column
       // j·sx + p − left where that lies in the row (j in [first, last)),
-      // else the border's zero.
+      // else the border.
       const int64_t first = std::min(g.rowLength, std::max<int64_t>(0, (left - p + g.sx - 1) / g.sx));
       const int64_t last = std::clamp<int64_t>((width + left - p + g.sx - 1) / g.sx, first, g.rowLength);
       const float* from = input + y * width + p - left;
-      std::fill(row, row + first, 0.0f);
+      std::fill(row, row + first, border);
       if (g.sx == 1)
         std::copy(from + first, from + last, row + first);
       else
         for (int64_t j = first; j < last; ++j) row[j] = from[j * g.sx];
-      std::fill(row + last, row + g.rowLength, 0.0f);
+      std::fill(row + last, row + g.rowLength, border);
     }
 }
 

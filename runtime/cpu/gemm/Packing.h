@@ -36,6 +36,16 @@ void packA(MatrixView a, int64_t row0, int64_t rows, int64_t k, int mr, float* o
 /// Columns [col0, col0 + cols) of B (k rows) into NR-column panels at `out`.
 void packB(MatrixView b, int64_t col0, int64_t cols, int64_t k, int nr, float* out);
 
+/// A pooling window run as a 2-D depthwise convolution is, plane by plane
+/// (ConvGeometry's `pool`): the window's maximum (the border −inf), or its
+/// sum over the divisor avg_pool's attributes give each output position.
+struct PoolWindow {
+  enum class Kind { None, Max, Average };
+  Kind kind = Kind::None;
+  std::vector<int64_t> padEnd;   // Average: where the padded input ends
+  bool countIncludePad = false;  // Average: the padding counts in the divisor
+};
+
 /// A convolution as a GEMM per image: C[M, N] = W[M, K] · im2col(x)[K, N]
 /// with K = C · ∏kernel (c, then the kernel dims, as the weight's row) and
 /// N = ∏out (the output's spatial positions, row-major), so that C is the
@@ -49,9 +59,14 @@ class ConvGeometry {
  public:
   ConvGeometry(bool depthwise, int64_t groups, int64_t channels, std::vector<int64_t> in, std::vector<int64_t> out,
                std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> dilation,
-               std::vector<int64_t> padBegin);
+               std::vector<int64_t> padBegin, PoolWindow pool = {});
 
   bool depthwise() const { return depthwise_; }
+  const PoolWindow& pool() const { return pool_; }
+  /// An average pool's divisor at output position (oy, ox) of a 2-D plane:
+  /// how many of its window's points count (in the input, or with
+  /// countIncludePad in the padded input), as torch counts them.
+  float divisor(int64_t oy, int64_t ox) const { return static_cast<float>(counts_[0][oy] * counts_[1][ox]); }
   int64_t groups() const { return groups_; }  // 1 for depthwise
   int64_t channels() const { return channels_; }
   int64_t k() const { return static_cast<int64_t>(offsets_.size()); }  // C / G · ∏kernel, or ∏kernel
@@ -82,12 +97,15 @@ class ConvGeometry {
   /// A 2-D depthwise convolution whose output rows fill a vector or more,
   /// run NCHW plane by plane (MicroKernel::depthwisePlane) rather than
   /// channels-last (where a late layer's 7×7 planes still fill vectors).
-  bool depthwiseByPlanes() const { return depthwise_ && in_.size() == 2 && out_[1] >= 16; }
+  bool depthwiseByPlanes() const {
+    return depthwise_ && in_.size() == 2 && (out_[1] >= 16 || pool_.kind != PoolWindow::Kind::None);
+  }
   /// Its plane geometry, rows rounded up to whole vectors of `vectorWidth`.
   DepthwisePlane plane(int vectorWidth) const;
-  /// One channel's input (∏in floats) with its zero border, split by column
-  /// phase as `g` lays it out, at `phases` (stride · g.phaseFloats floats).
-  void padPlanePhases(const float* input, const DepthwisePlane& g, float* phases) const;
+  /// One channel's input (∏in floats) with its border (`border`: zero, or
+  /// −inf for a max pool), split by column phase as `g` lays it out, at
+  /// `phases` (stride · g.phaseFloats floats).
+  void padPlanePhases(const float* input, const DepthwisePlane& g, float* phases, float border) const;
 
   /// One image with its zero border at `out` (paddedFloats()).
   void padImage(const float* image, float* out) const;
@@ -102,6 +120,8 @@ class ConvGeometry {
 
   bool depthwise_;
   int64_t groups_, channels_;
+  PoolWindow pool_;
+  std::vector<std::vector<int64_t>> counts_;  // an average pool's: per spatial dim, per output position
   std::vector<int64_t> in_, out_, kernel_, stride_, dilation_, padBegin_, padded_, offsets_;
   std::vector<int64_t> paddedStride_;  // per spatial dim, in the padded image
   int64_t positions_ = 1, imageFloats_ = 0, paddedFloats_ = 0;

@@ -13,4 +13,9 @@ struct Ymm {
   static type broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static type fma(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
   static void store(float* p, type v) { _mm256_storeu_ps(p, v); }
+  /// max(acc, x), NaN wherever either is (max_ps alone returns its second
+  /// operand when one is NaN: acc, so x's NaN is put back).
+  static type maxNan(type acc, type x) {
+    return _mm256_blendv_ps(_mm256_max_ps(x, acc), x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
 };
