@@ -7,6 +7,9 @@
 //
 //   build/bin/graphc-cpu-bench [--benchmark_filter=P1] [--benchmark_format=json]
 #include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -80,6 +83,53 @@ void BM_CopyBandwidth(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * bytes));
 }
 BENCHMARK(BM_CopyBandwidth)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+#if defined(__x86_64__)
+/// `steps` rounds of FMAs on 12 independent accumulators of 16 floats
+/// (more chains than the FMA latency times the ports needs), AVX-512 where
+/// the CPU has it, else AVX2 on two 8-float halves each.
+__attribute__((target("avx512f,fma"))) float fmaLoopAvx512(int64_t steps) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+  for (int64_t s = 0; s < steps; ++s) {
+#pragma GCC unroll 12  // the accumulators stay in registers
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  float sum = 0;
+  for (int i = 0; i < 12; ++i) sum += _mm512_reduce_add_ps(acc[i]);
+  return sum;
+}
+#endif
+
+// The FMA peak: FLOP/s of FMAs alone (2 per lane), on every pool thread —
+// what a compute-bound kernel's GFLOP/s is measured against (the GEMM's
+// and the convolutions' share of it in docs/performance.md).
+void BM_FmaPeak(benchmark::State& state) {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx512f")) {
+    state.SkipWithError("no AVX-512 on this CPU");
+    return;
+  }
+  auto& pool = runtime::ThreadPool::global();
+  const int64_t steps = 1 << 20;
+  std::vector<float> sink(static_cast<size_t>(pool.size()));
+  auto run = [&] {
+    pool.parallelFor(pool.size(), 1, [&](int64_t b, int64_t e, int) {
+      for (int64_t t = b; t < e; ++t) sink[static_cast<size_t>(t)] = fmaLoopAvx512(steps);
+    });
+  };
+  run();
+  for (auto _ : state) run();
+  benchmark::DoNotOptimize(sink.data());
+  const double flops = 2.0 * 16 * 12 * static_cast<double>(steps) * pool.size();
+  state.counters["GFLOP"] =
+      benchmark::Counter(flops * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+#else
+  state.SkipWithError("x86-64 only");
+#endif
+}
+BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_P1_Gelu(benchmark::State& state) {
   static Compiled c(R"(
