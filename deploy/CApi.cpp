@@ -17,6 +17,7 @@ struct graphc_model {
   graphc::deploy::LoadedPackage package;
   std::vector<std::string> inputNames, inputTypes;
   std::vector<graphc::runtime::Tensor> outputs;
+  bool lastRunFailed = false;                      // then there are no outputs to hand out
   ~graphc_model() { package.executable.reset(); }  // before the graph it refers to
 };
 
@@ -77,7 +78,12 @@ const char* graphc_input_type(const graphc_model* model, size_t index) {
 }
 
 int graphc_run(graphc_model* model, const graphc_tensor* inputs, size_t count) {
-  if (!model || (count && !inputs)) return failure("graphc_run: null argument");
+  if (!model) return failure("graphc_run: null argument");
+  // The previous run's outputs go first: a caller that checks only
+  // graphc_output's status must not be handed them after this run fails.
+  model->outputs.clear();
+  model->lastRunFailed = true;
+  if (count && !inputs) return failure("graphc_run: null argument");
   return guarded([&] {
     std::vector<graphc::runtime::Tensor> in;
     for (size_t i = 0; i < count; ++i) {
@@ -93,11 +99,13 @@ int graphc_run(graphc_model* model, const graphc_tensor* inputs, size_t count) {
       if (in.back().nbytes() && !t.data) throw graphc::ir::Error(fmt::format("input {}: null data", i));
     }
     model->outputs = model->package.executable->run(in, {});
+    model->lastRunFailed = false;
   });
 }
 
 int graphc_output(const graphc_model* model, size_t index, graphc_tensor* out) {
   if (!model || !out) return failure("graphc_output: null argument");
+  if (model->lastRunFailed) return failure("graphc_output: the last graphc_run failed; it left no outputs");
   if (index >= model->outputs.size())
     return failure(fmt::format("graphc_output: no output {} (the last run made {})", index, model->outputs.size()));
   const graphc::runtime::Tensor& t = model->outputs[index];

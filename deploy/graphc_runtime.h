@@ -10,6 +10,7 @@
  *   if (graphc_run(m, &x, 1) != 0) { ... }
  *   graphc_tensor y;
  *   graphc_output(m, 0, &y);    // valid until the next run or graphc_free
+ *                                // (a failed run leaves no outputs: -1)
  *   graphc_free(m);
  *
  * Every function returns 0 on success and -1 on failure, with the reason in
