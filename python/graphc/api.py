@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Mapping, Optional, Union
+from typing import Any, List, Mapping, Optional, Union
 
 from graphc._graphc import CancelToken, Executable, Graph
 from graphc._graphc import compile as _compile
@@ -25,6 +25,21 @@ def parse(text: str, name: str = "<string>") -> Graph:
     return Graph.parse(text, name)
 
 
+def _initializers(model: Any) -> List[Any]:
+    """Every initializer of an onnx.ModelProto, its subgraphs' (If, Loop) too."""
+    found: List[Any] = []
+    graphs = [model.graph]
+    while graphs:
+        g = graphs.pop()
+        found.extend(g.initializer)
+        for node in g.node:
+            for a in node.attribute:
+                if a.HasField("g"):
+                    graphs.append(a.g)
+                graphs.extend(a.graphs)
+    return found
+
+
 def load(source: Source) -> Graph:
     """A graph from a ``.graph`` file, an ONNX file (``.onnx``), ``.graph``
     text, or an ``onnx.ModelProto``."""
@@ -35,6 +50,11 @@ def load(source: Source) -> Graph:
     if isinstance(source, (str, os.PathLike)):
         return Graph.load(os.fspath(source))
     if hasattr(source, "SerializeToString"):  # an onnx.ModelProto
+        external = [t.name for t in _initializers(source) if getattr(t, "data_location", 0) == 1]  # EXTERNAL
+        if external:
+            raise ValueError(f"this ModelProto's initializers are external data ({len(external)}, "
+                             f"'{external[0]}' first), which it does not hold: pass the model's path instead, "
+                             "or onnx.load it with load_external_data=True")
         with tempfile.TemporaryDirectory(prefix="graphc-onnx-") as folder:
             path = os.path.join(folder, "model.onnx")
             with open(path, "wb") as f:

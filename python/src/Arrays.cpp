@@ -1,6 +1,7 @@
 // DLPack in and out; see Arrays.h.
 #include "Arrays.h"
 
+#include <bit>
 #include <optional>
 #include <vector>
 
@@ -85,12 +86,44 @@ Framework frameworkOf(nb::handle object) {
   return module == "torch" || module.starts_with("torch.") ? Framework::PyTorch : Framework::NumPy;
 }
 
+namespace {
+
+/// Why `array` is not an ndarray nanobind takes, where a reason can be
+/// named: a byte order other than the machine's (NumPy's '>f4'), or a
+/// producer whose __dlpack__ raises (its error chained to ours). Returns
+/// otherwise.
+void explainRefusedArray(nb::handle array, const ArrayName& name) {
+  if (nb::hasattr(array, "dtype") && nb::hasattr(array.attr("dtype"), "byteorder")) {
+    const std::string order = nb::cast<std::string>(nb::str(array.attr("dtype").attr("byteorder")));
+    const bool little = std::endian::native == std::endian::little;
+    if ((order == ">" && little) || (order == "<" && !little)) {
+      const std::string code = nb::cast<std::string>(nb::str(array.attr("dtype").attr("str")));
+      throw nb::value_error(fmt::format("{} is {}-endian ({}); graphc reads the machine's byte order (use "
+                                        ".astype('{}{}'))",
+                                        name(), order == ">" ? "big" : "little", code, little ? '<' : '>',
+                                        code.substr(1))
+                                .c_str());
+    }
+  }
+  if (nb::hasattr(array, "__dlpack__")) {
+    try {
+      array.attr("__dlpack__")();
+    } catch (nb::python_error& e) {
+      nb::raise_from(e, PyExc_TypeError, "%s: its __dlpack__ raised (above)", name().c_str());
+    }
+  }
+}
+
+}  // namespace
+
 Tensor wrapArray(nb::handle array, const ArrayName& name) {
   nb::ndarray<nb::ro> a;
-  if (!nb::try_cast(array, a, /*convert=*/false))
+  if (!nb::try_cast(array, a, /*convert=*/false)) {
+    explainRefusedArray(array, name);
     throw nb::type_error(fmt::format("{} is a {}, not an array (anything with __dlpack__ or the buffer protocol)",
                                      name(), nb::cast<std::string>(nb::type_name(array.type())))
                              .c_str());
+  }
   if (a.device_type() != nb::device::cpu::value)
     throw nb::value_error(
         fmt::format("{} is in device memory; graphc takes host arrays (call .cpu())", name()).c_str());

@@ -272,6 +272,43 @@ def test_bad_inputs_are_clear_errors():
         graphc.compile(RELU, device="tpu")
 
 
+def test_refused_arrays_say_why():
+    exe = graphc.compile(RELU)
+    # Another byte order than the machine's: named, with the fix.
+    with pytest.raises(ValueError, match=r"big-endian \(>f4\).*astype\('<f4'\)"):
+        exe(np.ones((1, 4), ">f4"))
+
+    class Locked:  # a producer whose __dlpack__ fails
+        def __dlpack__(self, *args, **kwargs):
+            raise RuntimeError("buffer is locked by another stream")
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    with pytest.raises(TypeError, match="its __dlpack__ raised") as e:
+        exe(Locked())
+    assert isinstance(e.value.__cause__, RuntimeError) and "locked" in str(e.value.__cause__)
+
+
+def test_model_proto_with_external_data_not_loaded_says_so(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, numpy_helper
+    w = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 64])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 64])
+    model = helper.make_model(helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x], [y], [w]))
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="model.onnx.data",
+              size_threshold=0)
+    proto = onnx.load(str(path), load_external_data=False)
+    with pytest.raises(ValueError, match="external data.*'w'.*pass the model's path"):
+        graphc.compile(proto)
+    # The path works, and so does the proto with its data loaded.
+    want = np.ones((2, 64), np.float32) @ numpy_helper.to_array(w)
+    for source in (path, onnx.load(str(path))):
+        np.testing.assert_allclose(graphc.compile(source)(np.ones((2, 64), np.float32)), want, rtol=1e-5)
+
+
 def test_constants_freeze_inputs():
     w, b = np.eye(4, dtype=np.float32) * 2, np.arange(4, dtype=np.float32)
     exe = graphc.compile(AFFINE, constants={"w": w, "b": b})
