@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -130,6 +133,7 @@ std::optional<std::string> readCacheEntry(const fs::path& file, std::string_view
     done += static_cast<size_t>(n);
   }
   if (fnv1a(payload, 0xcbf29ce484222325ull) != h.checksum) return std::nullopt;
+  ::futimens(fd, nullptr);  // used now: the last an eviction removes
   return payload;
 }
 
@@ -146,6 +150,74 @@ void writeCacheEntry(const fs::path& file, std::string_view key, std::string_vie
   } catch (const ir::Error&) {
     // An unwritable cache costs a recompile next time, nothing more.
   }
+  // A scan of the folder now and then, not per write: the first write of
+  // the process and every 64th after it.
+  static std::atomic<uint64_t> writes{0};
+  if (writes.fetch_add(1) % 64 != 0) return;
+  if (const uint64_t bound = cacheSizeBound(); bound > 0) {
+    const CacheUsage usage = pruneCache(file.parent_path(), UINT64_MAX);
+    if (usage.bytes > bound) pruneCache(file.parent_path(), bound - bound / 10);
+  }
+}
+
+uint64_t cacheSizeBound() {
+  constexpr uint64_t kDefault = uint64_t{1} << 30;
+  const char* text = std::getenv("GRAPHC_CACHE_MAX_SIZE");
+  if (!text || !*text) return kDefault;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  const std::string_view unit(end);
+  const uint64_t scale = unit.empty()                 ? 1
+                         : unit == "K" || unit == "k" ? uint64_t{1} << 10
+                         : unit == "M" || unit == "m" ? uint64_t{1} << 20
+                         : unit == "G" || unit == "g" ? uint64_t{1} << 30
+                                                      : 0;
+  if (errno != 0 || end == text || scale == 0 || *text == '-' || value > UINT64_MAX / scale) {
+    static std::atomic<bool> noted{false};
+    if (!noted.exchange(true))
+      std::fprintf(stderr,
+                   "graphc: note: GRAPHC_CACHE_MAX_SIZE='%s' is not a size (a number, with K, M or G); "
+                   "the cache keeps its default bound of 1G\n",
+                   text);
+    return kDefault;
+  }
+  return value * scale;
+}
+
+CacheUsage pruneCache(const fs::path& dir, uint64_t keep) {
+  struct Entry {
+    fs::path path;
+    uint64_t bytes;
+    struct timespec used;
+  };
+  std::vector<Entry> entries;
+  CacheUsage usage;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    struct stat info{};
+    // Entries are this user's regular files; a write's temporary (".name.tmp...") is not one yet.
+    if (name.empty() || name[0] == '.' || ::lstat(e.path().c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
+        info.st_uid != ::geteuid())
+      continue;
+    entries.push_back({e.path(), static_cast<uint64_t>(info.st_size), info.st_mtim});
+    usage.entries += 1;
+    usage.bytes += static_cast<uint64_t>(info.st_size);
+  }
+  if (usage.bytes <= keep && keep > 0) return usage;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.used.tv_sec, a.used.tv_nsec) < std::tie(b.used.tv_sec, b.used.tv_nsec);
+  });
+  for (const Entry& e : entries) {
+    if (usage.bytes <= keep && keep > 0) break;
+    if (!fs::remove(e.path, ec)) continue;  // gone already, or not ours to remove
+    usage.entries -= 1;
+    usage.bytes -= e.bytes;
+    usage.removed += 1;
+    usage.removedBytes += e.bytes;
+  }
+  return usage;
 }
 
 }  // namespace graphc::codegen

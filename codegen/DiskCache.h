@@ -9,6 +9,14 @@
 //   dirs   created 0700; a directory not owned by the user, or writable by
 //          group or others, is refused (as ccache and pip refuse them), and
 //          the cache is off for the process, with one note on stderr.
+//   bound  the entries of each kind take at most $GRAPHC_CACHE_MAX_SIZE
+//          bytes (a number, with K, M or G for KiB, MiB, GiB; 0 for no
+//          bound), 1 GiB when unset. A read marks its entry used (its
+//          modification time); a write, now and then (the first of a
+//          process and every 64th), removes the least recently used
+//          entries beyond the bound, down to 90% of it. `graphc cache`
+//          shows the folders, `--prune` applies the bound, `--clear`
+//          removes every entry.
 //   entry  a header (magic, key, payload size, checksum) then the payload;
 //          written 0600 to a temporary file and renamed into place. A read
 //          checks the header's size against the file's before allocating,
@@ -17,6 +25,7 @@
 //          rewritten by the caller).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -37,7 +46,23 @@ std::string cacheKey(std::string_view text);
 std::optional<std::string> readCacheEntry(const std::filesystem::path& file, std::string_view key);
 
 /// Stores `payload` under `key`; a failure only leaves the cache without
-/// the entry.
+/// the entry. Now and then prunes the folder to cacheSizeBound().
 void writeCacheEntry(const std::filesystem::path& file, std::string_view key, std::string_view payload);
+
+/// The bound on each kind's entries, in bytes ($GRAPHC_CACHE_MAX_SIZE, else
+/// 1 GiB; 0: none). An unreadable value is the default, with a note.
+uint64_t cacheSizeBound();
+
+/// A cache folder's entries, and what a prune removed of them.
+struct CacheUsage {
+  int64_t entries = 0;
+  uint64_t bytes = 0;
+  int64_t removed = 0;
+  uint64_t removedBytes = 0;
+};
+
+/// Removes the least recently used entries of `dir` until the rest take at
+/// most `keep` bytes (0: removes them all); what is left, and what went.
+CacheUsage pruneCache(const std::filesystem::path& dir, uint64_t keep);
 
 }  // namespace graphc::codegen

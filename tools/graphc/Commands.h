@@ -66,6 +66,11 @@ struct ImportCommandOptions {
   std::vector<std::string> inputs;  // NAME=PATH: values to specialise on
 };
 
+struct CacheCommandOptions {
+  bool prune = false;  // remove the least recently used entries beyond the bound
+  bool clear = false;  // remove every entry
+};
+
 /// A bad flag value, found while a subcommand runs: exit status 2.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -91,6 +96,7 @@ int compileCommand(const CompileCommandOptions& options);
 int optCommand(const OptCommandOptions& options);
 int importCommand(const ImportCommandOptions& options);
 int exportCommand(const ExportCommandOptions& options);
+int cacheCommand(const CacheCommandOptions& options);
 int listPasses();
 
 }  // namespace graphc::tools

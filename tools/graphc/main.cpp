@@ -13,6 +13,7 @@
 //   graphc export FILE -o OUT.gcpkg [--device cpu|cuda] [--passes a,b] [--arch sm_90] [--matmul ...]
 //                      [--weights f32|f16|bf16|mxfp8|mxfp6|mxfp4] [--dim SYM=N|SYM=?]...
 //   graphc run OUT.gcpkg [--input ...]... [--dim SYM=N]...   (the package, loaded without compiling)
+//   graphc cache [--prune | --clear]
 //   graphc --list-passes
 //
 // FILE is a .graph file or an ONNX model (.onnx); --input files are .npy or
@@ -138,6 +139,11 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   importCmd->add_option("-o", import.output, "Output file (default: standard output)");
 
+  CacheCommandOptions cache;
+  CLI::App* cacheCmd = app.add_subcommand("cache", "Show the on-disk cache of compiled code, or prune or clear it");
+  cacheCmd->add_flag("--prune", cache.prune, "Remove the least recently used entries beyond GRAPHC_CACHE_MAX_SIZE");
+  cacheCmd->add_flag("--clear", cache.clear, "Remove every entry");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -154,6 +160,7 @@ int main(int argc, char** argv) {
     if (compileCmd->parsed()) return compileCommand(compile);
     if (importCmd->parsed()) return importCommand(import);
     if (exportCmd->parsed()) return exportCommand(exportOptions);
+    if (cacheCmd->parsed()) return cacheCommand(cache);
   } catch (const std::bad_alloc&) {
     std::fputs("graphc: error: out of memory\n", stderr);
     return 1;
