@@ -345,13 +345,12 @@ void pointwiseConvolution(const GemmProblem& p, const TileEpilogue& epilogue, Ge
 }
 
 /// A 2-D depthwise convolution (or a pool: the same with no filters),
-/// NCHW: per image and block of channels,
-/// each channel's plane copied with its zero border and split by column
-/// phase (so that every stride reads contiguous runs), then the kernel
-/// computes its output rows a few vectors at a time straight into the
-/// block's NCHW tile for the epilogue — no channels-last copy of the image
-/// and no transposed tiles, which cost depthwise layers more than their
-/// FMAs.
+/// NCHW: per image and block of channels, each channel's plane copied with
+/// its border and split by column phase (so that every stride reads
+/// contiguous runs), then the kernel computes its output rows a few
+/// vectors at a time straight into the block's NCHW tile for the epilogue
+/// — no channels-last copy of the image and no transposed tiles, which
+/// cost depthwise layers more than their FMAs.
 void depthwisePlanes(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
   const gemm::ConvGeometry& g = *p.conv;
   const MicroKernel& kernel = gemm::hostMicroKernel();
@@ -399,11 +398,12 @@ void depthwisePlanes(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
       });
 }
 
-/// A depthwise convolution of another rank: each image copied channels-last with its zero
-/// border, then per image and block of channels the kernel computes a
-/// vector of channels for several positions at once (every load
-/// contiguous, whatever the stride); the positions × channels tile is
-/// transposed back to NCHW for the epilogue.
+/// Any other depthwise convolution (1-D, 3-D, output rows shorter than a
+/// vector): each image copied channels-last with its zero border, then per
+/// image and block of channels the kernel computes a vector of channels
+/// for several positions at once (every load contiguous, whatever the
+/// stride); the positions × channels tile is transposed back to NCHW for
+/// the epilogue.
 void depthwiseConv(const GemmProblem& p, const TileEpilogue& epilogue, GemmScratch& scratch, ThreadPool& pool) {
   const gemm::ConvGeometry& g = *p.conv;
   const MicroKernel& kernel = gemm::hostMicroKernel();

@@ -46,7 +46,10 @@ TEST(DiskCache, PruneRemovesTheLeastRecentlyUsedFirst) {
   // A read is a use: entry 0, the oldest, becomes the newest.
   ASSERT_TRUE(codegen::readCacheEntry(files[0], codegen::cacheKey("0")));
   fs::path temporary = dir.path / ".entry.tmp.1.2.3";
-  { std::FILE* f = std::fopen(temporary.c_str(), "w"); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(temporary.c_str(), "w");
+    std::fclose(f);
+  }
   const uint64_t entryBytes = fs::file_size(files[0]);
   const codegen::CacheUsage usage = codegen::pruneCache(dir.path, 5 * entryBytes);
   EXPECT_EQ(usage.removed, 5);
@@ -87,7 +90,8 @@ TEST(DiskCache, TheBoundIsASize) {
   EXPECT_EQ(boundOf("2G"), uint64_t{2} << 30);
   EXPECT_EQ(boundOf("0"), 0u);
   // Not a size: the default, 1 GiB.
-  for (const char* bad : {"abc", "-5", "12T", "99999999999999999999G"}) EXPECT_EQ(boundOf(bad), uint64_t{1} << 30) << bad;
+  for (const char* bad : {"abc", "-5", "12T", "99999999999999999999G"})
+    EXPECT_EQ(boundOf(bad), uint64_t{1} << 30) << bad;
   EXPECT_EQ(codegen::cacheSizeBound(), uint64_t{1} << 30);
 }
 

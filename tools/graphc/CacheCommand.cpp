@@ -34,11 +34,11 @@ int cacheCommand(const CacheCommandOptions& options) {
       else if (options.prune && bound > 0)
         usage = codegen::pruneCache(*dir, bound);
       std::printf("%s\n", fmt::format("{}: {}: {} entries, {} (bound {}){}", kind, dir->string(), usage.entries,
-                                       sizeText(usage.bytes), bound > 0 ? sizeText(bound) : "none",
-                                       usage.removed ? fmt::format("; removed {} entries, {}", usage.removed,
-                                                                   sizeText(usage.removedBytes))
-                                                     : "")
-                                .c_str());
+                                      sizeText(usage.bytes), bound > 0 ? sizeText(bound) : "none",
+                                      usage.removed ? fmt::format("; removed {} entries, {}", usage.removed,
+                                                                  sizeText(usage.removedBytes))
+                                                    : "")
+                              .c_str());
     }
     return 0;
   });
