@@ -14,6 +14,8 @@
 // Contract: iteration order and the flattened outer point of every
 // element are unchanged (row-major), so a GEMM accumulator, which is
 // indexed by that point, needs nothing.
+#include <unordered_set>
+
 #include "codegen/kernel/Lowerer.h"
 #include "codegen/kernel/Substitute.h"
 
@@ -23,11 +25,13 @@ namespace {
 
 constexpr int64_t kMinInnerExtent = 16;
 
-/// Whether `e` reads through a bounds test (a padded window).
-bool testsBounds(const Expr& e) {
+/// Whether `e` reads through a bounds test (a padded window). The
+/// expressions are a DAG: each shared node is visited once.
+bool testsBounds(const Expr& e, std::unordered_set<const Expr*>& seen) {
+  if (!seen.insert(&e).second) return false;
   if (e.kind == Expr::Kind::InBounds) return true;
   for (const ExprPtr& a : e.args)
-    if (testsBounds(*a)) return true;
+    if (testsBounds(*a, seen)) return true;
   return false;
 }
 
@@ -37,8 +41,9 @@ Kernel mergeShortInnerDims(Kernel k) {
   if (k.kind == KernelKind::Reduction) return k;
   // A padded window's reads clamp each coordinate: merged, every one would
   // be a division and a remainder per element, which no vector unit has.
+  std::unordered_set<const Expr*> seen;
   for (const Store& s : k.stores)
-    if (testsBounds(*s.value)) return k;
+    if (testsBounds(*s.value, seen)) return k;
   while (k.outer.size() >= 2) {
     const size_t rank = k.outer.size();
     const Dim& inner = k.outer[rank - 1];
