@@ -40,24 +40,8 @@ void depthwise(int64_t tapCount, const float* image, int64_t channels, const int
 
 MicroKernels avx2MicroKernels() {
   using namespace avx2;
-  static const MicroKernel wide{"avx2",
-                                6,
-                                16,
-                                &microKernel<Ymm, 6, 2>,
-                                &indirectKernel<Ymm, 6, 2>,
-                                &depthwise,
-                                8,
-                                &depthwisePlane<Ymm>,
-                                &maxPoolPlane<Ymm>};
-  static const MicroKernel one{"avx2",
-                               8,
-                               8,
-                               &microKernel<Ymm, 8, 1>,
-                               &indirectKernel<Ymm, 8, 1>,
-                               &depthwise,
-                               8,
-                               &depthwisePlane<Ymm>,
-                               &maxPoolPlane<Ymm>};
+  static const MicroKernel wide = kernelOf<Ymm, 6, 2>("avx2", &depthwise, 8);
+  static const MicroKernel one = kernelOf<Ymm, 8, 1>("avx2", &depthwise, 8);
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return {};
   return {&wide, &one};
 }

@@ -56,33 +56,9 @@ void depthwise(int64_t tapCount, const float* image, int64_t channels, const int
 
 MicroKernels avx512MicroKernels() {
   using namespace avx512;
-  static const MicroKernel wide{"avx512",
-                                8,
-                                32,
-                                &microKernel<Zmm, 8, 2>,
-                                &indirectKernel<Zmm, 8, 2>,
-                                &depthwise,
-                                16,
-                                &depthwisePlane<Zmm>,
-                                &maxPoolPlane<Zmm>};
-  static const MicroKernel one{"avx512",
-                               8,
-                               16,
-                               &microKernel<Zmm, 8, 1>,
-                               &indirectKernel<Zmm, 8, 1>,
-                               &depthwise,
-                               16,
-                               &depthwisePlane<Zmm>,
-                               &maxPoolPlane<Zmm>};
-  static const MicroKernel half{"avx512",
-                                8,
-                                8,
-                                &microKernel<Ymm, 8, 1>,
-                                &indirectKernel<Ymm, 8, 1>,
-                                &depthwise,
-                                16,
-                                &depthwisePlane<Zmm>,
-                                &maxPoolPlane<Zmm>};
+  static const MicroKernel wide = kernelOf<Zmm, 8, 2>("avx512", &depthwise, 16);
+  static const MicroKernel one = kernelOf<Zmm, 8, 1>("avx512", &depthwise, 16);
+  static const MicroKernel half = kernelOf<Ymm, 8, 1, Zmm>("avx512", &depthwise, 16);
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl")) return {};
   return {&wide, &one, &half};
 }

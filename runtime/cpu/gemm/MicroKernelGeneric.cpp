@@ -33,15 +33,7 @@ void depthwise(int64_t tapCount, const float* image, int64_t channels, const int
 }  // namespace generic
 
 MicroKernels genericMicroKernels() {
-  static const MicroKernel kernel{"generic",
-                                  4,
-                                  8,
-                                  &generic::microKernel<generic::Scalar, 4, 8>,
-                                  &generic::indirectKernel<generic::Scalar, 4, 8>,
-                                  &generic::depthwise,
-                                  8,
-                                  &generic::depthwisePlane<generic::Scalar>,
-                                  &generic::maxPoolPlane<generic::Scalar>};
+  static const MicroKernel kernel = generic::kernelOf<generic::Scalar, 4, 8>("generic", &generic::depthwise, 8);
   return {&kernel};
 }
 

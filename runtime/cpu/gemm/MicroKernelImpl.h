@@ -191,3 +191,20 @@ template <class V>
 void maxPoolPlane(const DepthwisePlane& g, const float* phases, float* out) {
   planeRows<V, true>(g, phases, nullptr, out);
 }
+
+/// A MicroKernel of these templates: the GEMM's MR × (V::width · NV)
+/// register block, this instruction set's own channels-last depthwise
+/// kernel (`depthwise`, `depthwiseWidth` channels a call), and the plane
+/// kernels on PlaneV vectors.
+template <class V, int MR, int NV, class PlaneV = V>
+MicroKernel kernelOf(const char* isa, decltype(MicroKernel::depthwise) depthwise, int depthwiseWidth) {
+  return {isa,
+          MR,
+          V::width * NV,
+          &microKernel<V, MR, NV>,
+          &indirectKernel<V, MR, NV>,
+          depthwise,
+          depthwiseWidth,
+          &depthwisePlane<PlaneV>,
+          &maxPoolPlane<PlaneV>};
+}
