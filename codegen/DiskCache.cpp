@@ -154,10 +154,7 @@ void writeCacheEntry(const fs::path& file, std::string_view key, std::string_vie
   // the process and every 64th after it.
   static std::atomic<uint64_t> writes{0};
   if (writes.fetch_add(1) % 64 != 0) return;
-  if (const uint64_t bound = cacheSizeBound(); bound > 0) {
-    const CacheUsage usage = pruneCache(file.parent_path(), UINT64_MAX);
-    if (usage.bytes > bound) pruneCache(file.parent_path(), bound - bound / 10);
-  }
+  if (const uint64_t bound = cacheSizeBound(); bound > 0) pruneCache(file.parent_path(), bound, bound - bound / 10);
 }
 
 uint64_t cacheSizeBound() {
@@ -185,7 +182,7 @@ uint64_t cacheSizeBound() {
   return value * scale;
 }
 
-CacheUsage pruneCache(const fs::path& dir, uint64_t keep) {
+CacheUsage pruneCache(const fs::path& dir, uint64_t over, uint64_t keep) {
   struct Entry {
     fs::path path;
     uint64_t bytes;
@@ -205,7 +202,7 @@ CacheUsage pruneCache(const fs::path& dir, uint64_t keep) {
     usage.entries += 1;
     usage.bytes += static_cast<uint64_t>(info.st_size);
   }
-  if (usage.bytes <= keep && keep > 0) return usage;
+  if (usage.bytes <= over) return usage;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return std::tie(a.used.tv_sec, a.used.tv_nsec) < std::tie(b.used.tv_sec, b.used.tv_nsec);
   });

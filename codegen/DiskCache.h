@@ -61,8 +61,10 @@ struct CacheUsage {
   uint64_t removedBytes = 0;
 };
 
-/// Removes the least recently used entries of `dir` until the rest take at
-/// most `keep` bytes (0: removes them all); what is left, and what went.
-CacheUsage pruneCache(const std::filesystem::path& dir, uint64_t keep);
+/// When the entries of `dir` take more than `over` bytes, removes the
+/// least recently used until the rest take at most `keep` (≤ over; 0:
+/// every entry); what is left, and what went. One scan of the folder
+/// (`over` = UINT64_MAX only measures it).
+CacheUsage pruneCache(const std::filesystem::path& dir, uint64_t over, uint64_t keep);
 
 }  // namespace graphc::codegen

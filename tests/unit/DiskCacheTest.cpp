@@ -51,14 +51,14 @@ TEST(DiskCache, PruneRemovesTheLeastRecentlyUsedFirst) {
     std::fclose(f);
   }
   const uint64_t entryBytes = fs::file_size(files[0]);
-  const codegen::CacheUsage usage = codegen::pruneCache(dir.path, 5 * entryBytes);
+  const codegen::CacheUsage usage = codegen::pruneCache(dir.path, 5 * entryBytes, 5 * entryBytes);
   EXPECT_EQ(usage.removed, 5);
   EXPECT_EQ(usage.entries, 5);
   EXPECT_EQ(usage.bytes, 5 * entryBytes);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(fs::exists(files[static_cast<size_t>(i)]), i == 0 || i > 5) << i;
   EXPECT_TRUE(fs::exists(temporary)) << "a write's temporary is not an entry";
   // keep = 0: every entry.
-  EXPECT_EQ(codegen::pruneCache(dir.path, 0).entries, 0);
+  EXPECT_EQ(codegen::pruneCache(dir.path, 0, 0).entries, 0);
   ::unsetenv("GRAPHC_CACHE_MAX_SIZE");
 }
 

@@ -28,11 +28,9 @@ int cacheCommand(const CacheCommandOptions& options) {
     for (const char* kind : {"cpu", "cuda"}) {
       const std::optional<std::filesystem::path> dir = codegen::cacheDirectory(kind);
       if (!dir) return 1;  // the reason is on stderr
-      codegen::CacheUsage usage = codegen::pruneCache(*dir, UINT64_MAX);
-      if (options.clear)
-        usage = codegen::pruneCache(*dir, 0);
-      else if (options.prune && bound > 0)
-        usage = codegen::pruneCache(*dir, bound);
+      // One scan: measured only, pruned to the bound, or emptied.
+      const uint64_t keep = options.clear ? 0 : options.prune && bound > 0 ? bound : UINT64_MAX;
+      const codegen::CacheUsage usage = codegen::pruneCache(*dir, keep, keep);
       std::printf("%s\n", fmt::format("{}: {}: {} entries, {} (bound {}){}", kind, dir->string(), usage.entries,
                                       sizeText(usage.bytes), bound > 0 ? sizeText(bound) : "none",
                                       usage.removed ? fmt::format("; removed {} entries, {}", usage.removed,
