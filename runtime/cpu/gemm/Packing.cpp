@@ -143,9 +143,8 @@ DepthwisePlane ConvGeometry::plane(int vectorWidth) const {
 
 void ConvGeometry::padPlanePhases(const float* input, const DepthwisePlane& g, float* phases, float border) const {
   const int64_t height = in_[0], width = in_[1], top = padBegin_[0], left = padBegin_[1];
-  const int64_t rows = g.phaseFloats / std::max<int64_t>(g.rowLength, 1);
   for (int64_t p = 0; p < g.sx; ++p)
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t r = 0; r < padded_[0]; ++r) {
       float* row = phases + p * g.phaseFloats + r * g.rowLength;
       const int64_t y = r - top;
       if (y < 0 || y >= height) {
