@@ -82,7 +82,8 @@ class Lowerer {
   ExprPtr convolution(const ir::Node& n);
   ExprPtr transposedConvolution(const ir::Node& n);
   ExprPtr convolutionSum(const ir::Node& n, ExprPtr input, ExprPtr weight, const IndexPtr& outChannel);
-  /// Whether conv `n` can be a GEMM kernel (LowerOptions::convolutionsAsGemm).
+  /// Whether conv `n` can be a GEMM kernel (LowerOptions::convolutionsAsGemm),
+  /// a pool among them where poolAsPlanesFits.
   bool convolutionAsGemmFits(const ir::Node& n) const;
   /// Whether pool `n` can run plane by plane (a 2-D f32 pool over a
   /// kernel input of static channels and spatial dims).
