@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -71,24 +72,63 @@ std::string readFile(const fs::path& path, int64_t maxBytes) {
   return bytes;
 }
 
-void readFileRange(const fs::path& path, int64_t offset, int64_t length, std::byte* dst) {
-  FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) throw ir::Error(fmt::format("{}: cannot open file: {}", path.string(), std::strerror(errno)));
-  struct stat info{};
-  if (::fstat(f.fd, &info) != 0 || !S_ISREG(info.st_mode))
-    throw ir::Error(fmt::format("{}: is not a regular file", path.string()));
-  const auto size = static_cast<int64_t>(info.st_size);
-  if (offset < 0 || length < 0 || offset > size || length > size - offset)
-    throw ir::Error(fmt::format("{}: bytes [{}, {} + {}) lie outside the file of {} bytes", path.string(), offset,
-                                offset, length, size));
+OpenFile::OpenFile(OpenFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)), size_(other.size_) {}
+
+OpenFile::~OpenFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void OpenFile::read(int64_t offset, int64_t length, std::byte* dst) const {
+  if (offset < 0 || length < 0 || offset > size_ || length > size_ - offset)
+    throw ir::Error(fmt::format("bytes [{}, {} + {}) lie outside the file of {} bytes", offset, offset, length, size_));
   for (int64_t done = 0; done < length;) {
-    const ssize_t n = ::pread(f.fd, dst + done, static_cast<size_t>(length - done), static_cast<off_t>(offset + done));
+    const ssize_t n = ::pread(fd_, dst + done, static_cast<size_t>(length - done), static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw ir::Error(
-          fmt::format("{}: cannot read file: {}", path.string(), n < 0 ? std::strerror(errno) : "it shrank"));
+    if (n <= 0) throw ir::Error(fmt::format("cannot read file: {}", n < 0 ? std::strerror(errno) : "it shrank"));
     done += n;
   }
+}
+
+Folder::Folder(const fs::path& path) : fd_(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+  if (fd_ < 0) throw ir::Error(fmt::format("{}: cannot open folder: {}", path.string(), std::strerror(errno)));
+}
+
+Folder::Folder(Folder&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+Folder::~Folder() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+OpenFile Folder::open(const fs::path& relative) const {
+  if (relative.is_absolute()) throw ir::Error("is an absolute path, not one beneath the folder");
+  std::vector<std::string> parts;
+  for (const fs::path& part : relative) {
+    if (part == "..") throw ir::Error("leaves the folder (it has '..')");
+    if (!part.empty() && part != ".") parts.push_back(part.string());
+  }
+  if (parts.empty()) throw ir::Error("names no file");
+  // The open has already failed; the lstat only words the error (O_NOFOLLOW
+  // refuses a symlink with ELOOP, or ENOTDIR together with O_DIRECTORY).
+  auto refuse = [&](int at, const std::string& part, int err) {
+    struct stat link{};
+    if (::fstatat(at, part.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(link.st_mode))
+      return ir::Error(fmt::format("is reached through the symlink '{}', which is refused", part));
+    return ir::Error(fmt::format("is not a readable file ({})", std::strerror(err)));
+  };
+  FileDescriptor dir{::dup(fd_)};
+  if (dir.fd < 0) throw ir::Error(fmt::format("cannot open folder: {}", std::strerror(errno)));
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    FileDescriptor next{::openat(dir.fd, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+    if (next.fd < 0) throw refuse(dir.fd, parts[i], errno);
+    std::swap(dir.fd, next.fd);
+  }
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
+  // below as not a regular file.
+  FileDescriptor file{::openat(dir.fd, parts.back().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
+  if (file.fd < 0) throw refuse(dir.fd, parts.back(), errno);
+  struct stat info{};
+  if (::fstat(file.fd, &info) != 0 || !S_ISREG(info.st_mode)) throw ir::Error("is not a regular file");
+  return OpenFile(std::exchange(file.fd, -1), static_cast<int64_t>(info.st_size));
 }
 
 int64_t regularFileSize(const fs::path& path) {

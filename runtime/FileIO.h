@@ -26,11 +26,48 @@ constexpr int64_t kMaxInputFileBytes = (int64_t{1} << 31) - 1;
 /// or is larger than maxBytes.
 std::string readFile(const std::filesystem::path& path, int64_t maxBytes = kMaxInputFileBytes);
 
-/// Reads bytes [offset, offset + length) of the regular file `path` into
-/// `dst`; throws ir::Error("PATH: why") when it is not a regular file or
-/// the range does not lie inside it (the range is checked against the
-/// file's size before anything is read).
-void readFileRange(const std::filesystem::path& path, int64_t offset, int64_t length, std::byte* dst);
+/// A regular file open for reading. Its size is the open descriptor's
+/// (fstat), so the size a caller checks and the bytes it reads are the same
+/// file's even if the path is replaced in between.
+class OpenFile {
+ public:
+  OpenFile(int fd, int64_t size) : fd_(fd), size_(size) {}
+  OpenFile(OpenFile&& other) noexcept;
+  OpenFile& operator=(OpenFile&&) = delete;
+  ~OpenFile();
+  int64_t size() const { return size_; }
+  /// Reads bytes [offset, offset + length) into `dst`; throws ir::Error
+  /// ("why") when the range does not lie inside the file or a read fails.
+  void read(int64_t offset, int64_t length, std::byte* dst) const;
+
+ private:
+  int fd_;
+  int64_t size_;
+};
+
+/// A folder opened once, whose files are opened beneath it: a relative path
+/// is walked one component at a time from the folder's descriptor
+/// (openat with O_NOFOLLOW), so a symlink anywhere on the way is refused and
+/// a component renamed or swapped for a symlink during the walk cannot lead
+/// the open outside the folder. This is openat2's RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS, done with calls every kernel and sandbox allows.
+class Folder {
+ public:
+  /// Throws ir::Error("PATH: why") when `path` is not an openable folder.
+  explicit Folder(const std::filesystem::path& path);
+  Folder(Folder&& other) noexcept;
+  Folder& operator=(Folder&&) = delete;
+  ~Folder();
+  /// The regular file `relative` names beneath the folder. Throws
+  /// ir::Error("why", a phrase that follows the path's name: "is not a
+  /// readable file", ...) for an absolute path, a '..' component, a symlink
+  /// component, or anything that is not a regular file (a FIFO is opened
+  /// without blocking and refused).
+  OpenFile open(const std::filesystem::path& relative) const;
+
+ private:
+  int fd_;
+};
 
 /// Whether `path` names an existing regular file's size; -1 for anything
 /// else (a pipe, a device, a missing file).

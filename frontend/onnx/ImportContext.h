@@ -12,6 +12,7 @@
 
 #include "frontend/onnx/OnnxImporter.h"
 #include "ir/Graph.h"
+#include "runtime/FileIO.h"
 #include "runtime/Tensor.h"
 
 namespace graphc::frontend::onnximport {
@@ -27,9 +28,12 @@ std::optional<ir::DType> dtypeOf(int32_t onnxType);
 std::string onnxTypeName(int32_t onnxType);
 /// Where a model's external tensor data lies: files in the model's folder
 /// (what torch.onnx.export writes beside a model as `model.onnx.data`). A
-/// location that is absolute, has a `..` component, or resolves (through
-/// symlinks) outside the folder is refused, and so is an offset or length
-/// that does not lie inside the file.
+/// location that is absolute, has a `..` component or passes through a
+/// symlink is refused, and so is an offset or length that does not lie
+/// inside the file. The folder is opened once, at the first external
+/// tensor, and every file is opened beneath that descriptor
+/// (runtime::Folder), so the folder's contents changing during the import
+/// cannot redirect a read outside it.
 class ExternalData {
  public:
   /// `folder` empty: the model did not come from a folder, and external
@@ -43,6 +47,8 @@ class ExternalData {
 
  private:
   std::string folder_;
+  /// The folder, opened at the first read.
+  mutable std::optional<runtime::Folder> folderHandle_;
 };
 
 /// Throws ir::Error naming `what` for a malformed tensor, Unsupported for a

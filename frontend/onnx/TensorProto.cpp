@@ -86,25 +86,29 @@ runtime::Tensor ExternalData::read(const TensorProto& t, ir::DType dtype, const 
     if (part == "..")
       throw ir::Error(
           fmt::format("{}: external data location \"{}\" leaves the model's folder (it has '..')", what, location));
-  // Symlinks resolved: the file itself must lie inside the folder.
-  std::error_code error;
-  const fs::path folder = fs::weakly_canonical(fs::path(folder_), error);
-  const fs::path file = fs::weakly_canonical(fs::path(folder_) / relative, error);
-  const auto [stop, rest] = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end());
-  if (error || stop != folder.end())
-    throw ir::Error(
-        fmt::format("{}: external data location \"{}\" resolves outside the model's folder", what, location));
   if (length >= 0 && length != bytes)
     throw ir::Error(
         fmt::format("{}: external data length {} differs from the {} bytes its type needs", what, length, bytes));
-  const int64_t fileSize = runtime::regularFileSize(file);
-  if (fileSize < 0) throw ir::Error(fmt::format("{}: external data \"{}\" is not a readable file", what, location));
-  if (offset > fileSize || bytes > fileSize - offset)
+  // The folder is opened once and the file beneath it without following a
+  // symlink; size and bytes come from that one descriptor, so nothing
+  // renamed or swapped in the folder meanwhile can redirect the read.
+  try {
+    if (!folderHandle_) folderHandle_.emplace(folder_);
+  } catch (const ir::Error& e) {
+    throw ir::Error(fmt::format("{}: external data \"{}\": {}", what, location, e.what()));
+  }
+  std::optional<runtime::OpenFile> file;
+  try {
+    file.emplace(folderHandle_->open(relative));
+  } catch (const ir::Error& e) {
+    throw ir::Error(fmt::format("{}: external data \"{}\" {}", what, location, e.what()));
+  }
+  if (offset > file->size() || bytes > file->size() - offset)
     throw ir::Error(fmt::format("{}: external data \"{}\" has {} bytes; the tensor needs [{}, {} + {})", what, location,
-                                fileSize, offset, offset, bytes));
+                                file->size(), offset, offset, bytes));
   runtime::Tensor out(dtype, shape);
   try {
-    runtime::readFileRange(file, offset, bytes, out.data());
+    file->read(offset, bytes, out.data());
   } catch (const ir::Error& e) {
     throw ir::Error(fmt::format("{}: external data \"{}\": {}", what, location, e.what()));
   }

@@ -3,6 +3,8 @@
 // at import time; and one test per class of model it rejects, each
 // checking the message, its place in the listing and, for what graphc does
 // not support, the feature the conformance report counts.
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <variant>
@@ -13,6 +15,7 @@
 
 #include "TestUtil.h"
 #include "frontend/api/Api.h"
+#include "frontend/onnx/ImportContext.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "ir/Printer.h"
 #include "runtime/reference/Interpreter.h"
@@ -555,7 +558,8 @@ TEST(OnnxImportRejects, ExternalDataOutsideTheModelsFolderOrFile) {
                  what + "external data location \"../weights.bin\" leaves the model's folder (it has '..')", where, "",
                  options);
   expectRejected(model(externalBiasGraph("link.bin", 8)),
-                 what + "external data location \"link.bin\" resolves outside the model's folder", where, "", options);
+                 what + "external data \"link.bin\" is reached through the symlink 'link.bin', which is refused", where,
+                 "", options);
   fs::copy_file(folder / "weights.bin", folder / "models" / "weights.bin");
   expectRejected(model(externalBiasGraph("weights.bin", 12)),
                  what + "external data \"weights.bin\" has 20 bytes; the tensor needs [12, 12 + 12)", where, "",
@@ -563,9 +567,72 @@ TEST(OnnxImportRejects, ExternalDataOutsideTheModelsFolderOrFile) {
   expectRejected(model(externalBiasGraph("weights.bin", 8, 16)),
                  what + "external data length 16 differs from the 12 bytes its type needs", where, "", options);
   expectRejected(model(externalBiasGraph("missing.bin", 0)),
-                 what + "external data \"missing.bin\" is not a readable file", where, "", options);
+                 what + "external data \"missing.bin\" is not a readable file (No such file or directory)", where, "",
+                 options);
   expectRejected(model(externalBiasGraph("weights.bin", 8)),
                  what + "the data is in an external file, and the model was not read from a folder", where);
+}
+
+TEST(OnnxImportRejects, ExternalDataThroughASymlinkOrNotInAPlainFile) {
+  const fs::path folder = externalDataFolder("graphc-external-data-links");
+  const frontend::OnnxImportOptions options{.dataFolder = (folder / "models").string()};
+  fs::create_directories(folder / "models" / "real");
+  fs::copy_file(folder / "weights.bin", folder / "models" / "real" / "weights.bin");
+  // A symlink is refused even where it stays inside the folder: whether it
+  // does can change between a check and the read.
+  fs::create_directory_symlink("real", folder / "models" / "sub");
+  fs::create_symlink("real/weights.bin", folder / "models" / "inside.bin");
+  const std::string where = "2:3", what = "initializer 'fc.bias': ";
+  expectRejected(model(externalBiasGraph("sub/weights.bin", 8)),
+                 what + "external data \"sub/weights.bin\" is reached through the symlink 'sub', which is refused",
+                 where, "", options);
+  expectRejected(model(externalBiasGraph("inside.bin", 8)),
+                 what + "external data \"inside.bin\" is reached through the symlink 'inside.bin', which is refused",
+                 where, "", options);
+  expectRejected(model(externalBiasGraph("real", 8)), what + "external data \"real\" is not a regular file", where, "",
+                 options);
+  expectRejected(model(externalBiasGraph("real/weights.bin/x", 8)),
+                 what + "external data \"real/weights.bin/x\" is not a readable file (Not a directory)", where, "",
+                 options);
+  // A FIFO is refused without waiting for a writer.
+  ASSERT_EQ(::mkfifo((folder / "models" / "fifo").c_str(), 0600), 0);
+  expectRejected(model(externalBiasGraph("fifo", 8)), what + "external data \"fifo\" is not a regular file", where, "",
+                 options);
+  // "./" and doubled separators name the same plain file.
+  Imported m = import(model(externalBiasGraph("./real//weights.bin", 8)), options);
+  EXPECT_TRUE(m.result.module) << m.errors;
+}
+
+/// The folder is opened once: after the first external tensor is read,
+/// swapping the model's folder for a symlink to another folder (what a
+/// writer racing the import can do between a path check and an open) does
+/// not redirect later reads. Reading by path, the second tensor came from
+/// the other folder.
+TEST(OnnxImport, ExternalDataIsReadFromTheFolderOpenedFirst) {
+  const fs::path root = externalDataFolder("graphc-external-data-swap");
+  const fs::path models = root / "models", outside = root / "outside";
+  fs::create_directories(models);
+  fs::create_directories(outside);
+  auto writeFloats = [](const fs::path& file, float value) {
+    const float values[] = {value, value, value};
+    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(values), sizeof(values));
+  };
+  writeFloats(models / "w.bin", 1.0f);
+  writeFloats(outside / "w.bin", 666.0f);
+  onnx::TensorProto proto;
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(3);
+  proto.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* entry = proto.add_external_data();
+  entry->set_key("location");
+  entry->set_value("w.bin");
+  const frontend::onnximport::ExternalData external(models.string());
+  const runtime::Tensor first = external.read(proto, ir::DType::F32, {3}, "first");
+  EXPECT_EQ(first.as<float>()[0], 1.0f);
+  fs::rename(models, root / "models.real");
+  fs::create_directory_symlink(outside, models);
+  const runtime::Tensor second = external.read(proto, ir::DType::F32, {3}, "second");
+  EXPECT_EQ(second.as<float>()[0], 1.0f) << "read through the swapped-in symlink";
 }
 
 TEST(OnnxImportRejects, AnIfWhoseBranchesDiffer) {
