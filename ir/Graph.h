@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/Attribute.h"
@@ -99,8 +100,14 @@ class Region {
   }
   /// Takes the node at `pos` out of the region (its results keep their uses).
   std::unique_ptr<Node> release(size_t pos);
-  /// Replaces every use of `from` by `to` in this region (and the returns).
+  /// Replaces every use of `from` by `to` in this region (and the returns):
+  /// a walk of the region, so a pass that replaces many values sweeps the
+  /// region once instead (passes::RegionSweep).
   void replaceAllUses(Value* from, Value* to);
+  /// Moves every node out, leaving the params and returns: for a pass that
+  /// puts them back one by one (passes::RegionSweep). The nodes keep this
+  /// region as their parent.
+  std::vector<std::unique_ptr<Node>> takeNodes() { return std::exchange(nodes_, {}); }
   /// Reorders nodes so that each comes after the producers of its operands,
   /// keeping the present order wherever it is already valid.
   void sortTopologically();

@@ -29,6 +29,7 @@
 #include "ir/Builder.h"
 #include "ir/ShapeRules.h"
 #include "passes/Passes.h"
+#include "passes/RegionSweep.h"
 #include "passes/RewriteUtils.h"
 #include "runtime/reference/Constants.h"
 #include "runtime/reference/Interpreter.h"
@@ -76,7 +77,10 @@ class Canonicalizer {
       for (const auto& inner : n->regions()) changed |= Canonicalizer(*inner).run();
     for (bool again = true; again;) {
       again = false;
-      for (size_t pos = 0; pos < region_.nodes().size(); ++pos) again |= rewrite(pos);
+      RegionSweep sweep(region_);
+      sweep_ = &sweep;
+      while (ir::Node* n = sweep.next()) again |= rewrite(*n);
+      sweep_ = nullptr;
       changed |= again;
     }
     changed |= removeDeadNodes(region_);
@@ -84,21 +88,22 @@ class Canonicalizer {
   }
 
  private:
-  /// Tries each rule on the node at `pos`; true when one fired.
-  bool rewrite(size_t pos) {
-    ir::Node& n = *region_.nodes()[pos];
+  /// Tries each rule on `n`, the sweep's current node; true when one fired.
+  /// A replacement goes in just before n, and n is dropped at once so that
+  /// rules do not fire on it again.
+  bool rewrite(ir::Node& n) {
     if (n.numResults() != 1 || !n.regions().empty()) return false;
     ir::Value* result = n.result();
-    if (ir::Value* same = identity(n); same && same->type == result->type) {
-      region_.replaceAllUses(result, same);
-      region_.release(pos);  // dead now; dropping it at once keeps rules from firing on it again
-      return true;
-    }
-    if (replaceByNewNode(n, pos) || fold(n, pos)) {
-      region_.release(pos + 1);  // the replacement went in before it
-      return true;
-    }
-    return false;
+    const size_t pos = sweep_->position();
+    ir::Value* replacement = nullptr;
+    if (ir::Value* same = identity(n); same && same->type == result->type)
+      replacement = same;
+    else if (!(replacement = replaceByNewNode(n, pos)))
+      replacement = fold(n, pos);
+    if (!replacement) return false;
+    sweep_->replace(result, replacement);
+    sweep_->dropCurrent();
+    return true;
   }
 
   /// Rules whose answer is an existing value.
@@ -140,8 +145,8 @@ class Canonicalizer {
     }
   }
 
-  /// Rules whose answer is one new node in place of `n`.
-  bool replaceByNewNode(ir::Node& n, size_t pos) {
+  /// Rules whose answer is one new node in place of `n`, inserted at `pos`.
+  ir::Value* replaceByNewNode(ir::Node& n, size_t pos) {
     const ir::Node* producer = n.operands.empty() ? nullptr : n.operands[0]->definingNode();
     ir::AttrMap attrs;
     std::vector<ir::Value*> operands;
@@ -165,48 +170,46 @@ class Canonicalizer {
       operands = {producer->operands[0]};
       attrs.set("dims", ir::Attribute::ofInts(composed));
     } else {
-      return false;
+      return nullptr;
     }
     ir::Node* fresh = insertNode(region_, pos, op, operands, attrs, {n.result()->type}, n.loc);
-    region_.replaceAllUses(n.result(), fresh->result());
-    return true;
+    sweep_->addUses(*fresh);
+    return fresh->result();
   }
 
-  bool fold(ir::Node& n, size_t pos) {
+  /// n evaluated, when its operands are constants, as a constant inserted
+  /// at `pos`.
+  ir::Value* fold(ir::Node& n, size_t pos) {
     const ir::OpInfo& info = n.info();
-    if (!(info.isPointwise() || info.category == ir::OpCategory::Shape) || n.operands.empty()) return false;
+    if (!(info.isPointwise() || info.category == ir::OpCategory::Shape) || n.operands.empty()) return nullptr;
+    for (const ir::Value* v : n.operands) {
+      const ir::Node* producer = v->definingNode();
+      if (!producer || (producer->op != OpId::Constant && producer->op != OpId::Full)) return nullptr;
+    }
     auto count = n.result()->type.staticNumElements();
+    // A layout change of a constant nothing else reads moves its data
+    // rather than duplicating it, so it folds whatever its size.
     const bool ownedLayout =
-        info.category == ir::OpCategory::Shape && n.operands.size() == 1 && usedOnce(n.operands[0]);
+        info.category == ir::OpCategory::Shape && n.operands.size() == 1 && sweep_->uses(n.operands[0]) == 1;
     const int64_t limit = ownedLayout ? INT64_MAX : kMaxFoldElements;
-    if (!count || *count > limit) return false;
+    if (!count || *count > limit) return nullptr;
     std::vector<runtime::Tensor> operands;
     for (const ir::Value* v : n.operands) {
       auto t = runtime::constantTensor(v);
-      if (!t || t->numel() > limit) return false;
+      if (!t || t->numel() > limit) return nullptr;
       operands.push_back(*t);
     }
     runtime::Tensor value;
     try {
       value = runtime::evaluateNode(n, operands, {runtime::concreteShape(n.result()->type)})[0];
     } catch (const ir::Error&) {
-      return false;  // e.g. an index out of range: reported when the graph runs
+      return nullptr;  // e.g. an index out of range: reported when the graph runs
     }
-    region_.replaceAllUses(n.result(), insertConstant(region_, pos, value, n.loc));
-    return true;
-  }
-
-  /// Whether one operand slot of this region reads `v` (regions are
-  /// isolated: nested ones cannot).
-  bool usedOnce(const ir::Value* v) const {
-    int uses = 0;
-    for (const auto& m : region_.nodes())
-      for (const ir::Value* o : m->operands) uses += o == v;
-    for (const ir::Value* r : region_.returns) uses += r == v;
-    return uses == 1;
+    return insertConstant(region_, pos, value, n.loc);
   }
 
   ir::Region& region_;
+  RegionSweep* sweep_ = nullptr;  // the sweep run() is in
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // left dead for dce. Works in nested regions too. Changed: a cond folded.
 #include "ir/Builder.h"
 #include "passes/Passes.h"
+#include "passes/RegionSweep.h"
 #include "runtime/reference/Constants.h"
 
 namespace graphc::passes {
@@ -11,17 +12,16 @@ namespace graphc::passes {
 namespace {
 bool foldConds(ir::Region& r) {
   bool changed = false;
-  for (size_t pos = 0; pos < r.nodes().size(); ++pos) {
-    ir::Node& n = *r.nodes()[pos];
-    for (const auto& inner : n.regions()) changed |= foldConds(*inner);
-    if (n.op != ir::OpId::Cond) continue;
-    auto pred = splatValue(n.operands[0]);
+  RegionSweep sweep(r);
+  while (ir::Node* n = sweep.next()) {
+    for (const auto& inner : n->regions()) changed |= foldConds(*inner);
+    if (n->op != ir::OpId::Cond) continue;
+    auto pred = splatValue(n->operands[0]);
     if (!pred) continue;
-    const ir::Region& taken = *n.regions()[*pred != 0 ? 0 : 1];
-    std::vector<ir::Value*> args(n.operands.begin() + 1, n.operands.end());
-    std::vector<ir::Value*> results = ir::inlineRegion(taken, r, pos, args);
-    for (size_t k = 0; k < results.size(); ++k) r.replaceAllUses(n.result(k), results[k]);
-    pos += taken.nodes().size();  // skip the copied nodes; n is now at pos
+    const ir::Region& taken = *n->regions()[*pred != 0 ? 0 : 1];
+    std::vector<ir::Value*> args(n->operands.begin() + 1, n->operands.end());
+    std::vector<ir::Value*> results = ir::inlineRegion(taken, r, sweep.position(), args);
+    for (size_t k = 0; k < results.size(); ++k) sweep.replace(n->result(k), results[k]);
     changed = true;
   }
   return changed;

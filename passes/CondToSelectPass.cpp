@@ -9,6 +9,7 @@
 // Changed: a cond became a select.
 #include "ir/Builder.h"
 #include "passes/Passes.h"
+#include "passes/RegionSweep.h"
 #include "runtime/reference/Constants.h"
 
 namespace graphc::passes {
@@ -27,25 +28,22 @@ bool isCheapPointwise(const ir::Region& r) {
 
 bool selectConds(ir::Region& r) {
   bool changed = false;
-  for (size_t pos = 0; pos < r.nodes().size(); ++pos) {
-    ir::Node& n = *r.nodes()[pos];
-    for (const auto& inner : n.regions()) changed |= selectConds(*inner);
-    if (n.op != ir::OpId::Cond) continue;
-    const ir::Region& thenRegion = *n.regions()[0];
-    const ir::Region& elseRegion = *n.regions()[1];
+  RegionSweep sweep(r);
+  while (ir::Node* n = sweep.next()) {
+    for (const auto& inner : n->regions()) changed |= selectConds(*inner);
+    if (n->op != ir::OpId::Cond) continue;
+    const ir::Region& thenRegion = *n->regions()[0];
+    const ir::Region& elseRegion = *n->regions()[1];
     if (!isCheapPointwise(thenRegion) || !isCheapPointwise(elseRegion) ||
         thenRegion.nodes().size() + elseRegion.nodes().size() > kMaxSelectNodes)
       continue;
-    std::vector<ir::Value*> args(n.operands.begin() + 1, n.operands.end());
-    std::vector<ir::Value*> thenResults = ir::inlineRegion(thenRegion, r, pos, args);
-    pos += thenRegion.nodes().size();
-    std::vector<ir::Value*> elseResults = ir::inlineRegion(elseRegion, r, pos, args);
-    pos += elseRegion.nodes().size();
-    ir::NodeBuilder b(r, pos, n.loc);
-    for (size_t k = 0; k < n.numResults(); ++k)
-      r.replaceAllUses(n.result(k), b.op(ir::OpId::Where, {n.operands[0], thenResults[k], elseResults[k]}));
-    pos = b.position();  // n is here now, dead
-    changed = true;
+    std::vector<ir::Value*> args(n->operands.begin() + 1, n->operands.end());
+    std::vector<ir::Value*> thenResults = ir::inlineRegion(thenRegion, r, sweep.position(), args);
+    std::vector<ir::Value*> elseResults = ir::inlineRegion(elseRegion, r, sweep.position(), args);
+    ir::NodeBuilder b(r, sweep.position(), n->loc);
+    for (size_t k = 0; k < n->numResults(); ++k)
+      sweep.replace(n->result(k), b.op(ir::OpId::Where, {n->operands[0], thenResults[k], elseResults[k]}));
+    changed = true;  // n stays, dead, for dce
   }
   return changed;
 }

@@ -41,6 +41,7 @@
 #include "ir/Builder.h"
 #include "ir/ShapeRules.h"
 #include "passes/Passes.h"
+#include "passes/RegionSweep.h"
 #include "runtime/reference/Constants.h"
 
 namespace graphc::passes {
@@ -410,18 +411,16 @@ class Decomposer {
 
 bool decompose(ir::Region& r) {
   bool changed = false;
-  for (size_t pos = 0; pos < r.nodes().size(); ++pos) {
-    ir::Node& n = *r.nodes()[pos];
-    for (const auto& inner : n.regions()) changed |= decompose(*inner);
-    Decomposer d(r, pos, n);
+  RegionSweep sweep(r);
+  while (ir::Node* n = sweep.next()) {
+    for (const auto& inner : n->regions()) changed |= decompose(*inner);
+    Decomposer d(r, sweep.position(), *n);
     ir::Value* replacement = d.run();
     if (!replacement) continue;
     // The last primitive carries the composite's name, so dumps still say %probs.
-    if (replacement->name.empty()) replacement->name = n.result()->name;
-    r.replaceAllUses(n.result(), replacement);
-    pos = d.position();
-    r.release(pos);  // the composite op, now unused
-    --pos;
+    if (replacement->name.empty()) replacement->name = n->result()->name;
+    sweep.replace(n->result(), replacement);
+    sweep.dropCurrent();  // the composite op, now unused
     changed = true;
   }
   return changed;

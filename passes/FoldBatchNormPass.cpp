@@ -15,6 +15,7 @@
 
 #include "ir/Builder.h"
 #include "passes/Passes.h"
+#include "passes/RegionSweep.h"
 #include "passes/RewriteUtils.h"
 #include "runtime/reference/Constants.h"
 
@@ -24,18 +25,13 @@ namespace {
 
 using ir::OpId;
 
-bool usedOnlyBy(const ir::Region& r, const ir::Value* v, const ir::Node& user) {
-  if (std::count(r.returns.begin(), r.returns.end(), v) > 0) return false;
-  for (const auto& n : r.nodes())
-    if (n.get() != &user && std::count(n->operands.begin(), n->operands.end(), v) > 0) return false;
-  return true;
-}
-
-bool foldOne(ir::Region& r, size_t pos) {
-  ir::Node& bn = *r.nodes()[pos];
+/// Folds the sweep's current node when it is a batch_norm of a convolution
+/// only it reads.
+bool foldOne(ir::Region& r, RegionSweep& sweep) {
+  ir::Node& bn = *r.nodes()[sweep.position()];
   if (bn.op != OpId::BatchNorm) return false;
   ir::Node* conv = bn.operands[0]->definingNode();
-  if (!conv || (conv->op != OpId::Conv && conv->op != OpId::ConvTranspose) || !usedOnlyBy(r, bn.operands[0], bn))
+  if (!conv || (conv->op != OpId::Conv && conv->op != OpId::ConvTranspose) || sweep.uses(bn.operands[0]) != 1)
     return false;
   std::vector<runtime::Tensor> stats;  // mean, var, weight, bias
   for (size_t k = 1; k < 5; ++k) {
@@ -76,13 +72,15 @@ bool foldOne(ir::Region& r, size_t pos) {
     const double before = bias ? bias->getDouble(o) : 0.0;
     b.setDouble(o, (before - stats[0].getDouble(o)) * scale[static_cast<size_t>(o)] + stats[3].getDouble(o));
   }
+  const size_t pos = sweep.position();
   ir::Value* newWeight = runtime::insertConstant(r, pos, w, conv->loc);
   ir::Value* newBias = runtime::insertConstant(r, pos + 1, b, bn.loc);
   ir::Node* folded = ir::insertNode(r, pos + 2, conv->op, {conv->operands[0], newWeight, newBias}, conv->attrs,
                                     {bn.result()->type}, conv->loc);
   folded->result()->name = bn.result()->name;
-  r.replaceAllUses(bn.result(), folded->result());
-  r.release(pos + 3);  // the batch_norm, now unused; the old convolution goes with the dead nodes
+  sweep.addUses(*folded);
+  sweep.replace(bn.result(), folded->result());
+  sweep.dropCurrent();  // the batch_norm, now unused; the old convolution goes with the dead nodes
   return true;
 }
 
@@ -90,9 +88,13 @@ bool foldRegion(ir::Region& r) {
   bool changed = false;
   for (const auto& n : r.nodes())
     for (const auto& inner : n->regions()) changed |= foldRegion(*inner);
-  for (size_t pos = 0; pos < r.nodes().size(); ++pos) changed |= foldOne(r, pos);
-  if (changed) removeDeadNodes(r);
-  return changed;
+  bool folded = false;
+  {
+    RegionSweep sweep(r);
+    while (sweep.next()) folded |= foldOne(r, sweep);
+  }
+  if (folded) removeDeadNodes(r);
+  return changed || folded;
 }
 
 }  // namespace

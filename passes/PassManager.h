@@ -1,8 +1,8 @@
 // Runs a list of passes over every graph of a module, verifying after each
-// pass that changed something (--verify-each, on by default; it keeps a
-// clone of the module from before the pass, weights shared, and prints it
-// only when the verifier fails) and printing IR dumps with one banner per
-// pass:
+// pass that changed something (--verify-each, on by default; when the
+// verifier fails it prints the IR from before the pass, rebuilt from one
+// clone of the input by replaying the passes before it) and printing IR
+// dumps with one banner per pass:
 //
 //   // ----- IR after cse -----
 #pragma once

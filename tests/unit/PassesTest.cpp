@@ -6,6 +6,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
+#include "passes/RegionSweep.h"
 
 namespace graphc {
 namespace {
@@ -140,6 +141,60 @@ TEST(PassManager, BrokenInvariantPrintsTheIRBeforeThePass) {
             "graph @g(%x: f32[4]) -> (f32[4]) {\n"
             "  %y = relu(%x) : f32[4]\n"
             "  return %y\n"
+            "}\n");
+}
+
+TEST(PassManager, TheIRBeforeABrokenPassIsTheEarlierPassesOutput) {
+  // The dump is rebuilt by replaying the passes before the broken one on the
+  // input: here dce's output, without the dead neg.
+  auto m = testing::parseOk("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  %dead = neg(%x)\n  return %y\n}\n");
+  ASSERT_TRUE(m);
+  std::string dumps;
+  passes::PassManagerOptions options;
+  options.dumpSink = [&](const std::string& text) { dumps += text; };
+  passes::PassManager pm(options);
+  pm.add(passes::createPass("dce"));
+  pm.add(std::make_unique<BreakTypesPass>());
+  ir::DiagnosticEngine diags;
+  EXPECT_FALSE(pm.run(*m, diags));
+  EXPECT_EQ(dumps,
+            "// ----- IR before break-types (which broke an invariant) -----\n"
+            "graph @g(%x: f32[4]) -> (f32[4]) {\n"
+            "  %y = relu(%x) : f32[4]\n"
+            "  return %y\n"
+            "}\n");
+}
+
+TEST(RegionSweep, ReplacementsReachLaterNodesAndTheReturnsThroughChains) {
+  auto m = testing::parseOk(
+      "graph @g(%x: f32[4]) -> (f32[4], f32[4]) {\n  %a = relu(%x)\n  %b = neg(%a)\n  %c = exp(%b)\n"
+      "  %d = add(%c, %a)\n  return %d, %b\n}\n");
+  ASSERT_TRUE(m);
+  ir::Region& r = m->entry()->body;
+  ir::Value* x = r.param(0);
+  {
+    passes::RegionSweep sweep(r);
+    ir::Node* a = sweep.next();
+    EXPECT_EQ(sweep.uses(a->result()), 2);
+    sweep.replace(a->result(), x);  // a → x
+    sweep.dropCurrent();
+    EXPECT_EQ(sweep.uses(x), 2);  // a's two uses moved to x; a's own use of x dropped with it
+    ir::Node* b = sweep.next();
+    EXPECT_EQ(b->operands[0], x);
+    EXPECT_EQ(sweep.position(), 0u);
+    ir::Value* bResult = b->result();
+    ir::Node* c = sweep.next();
+    sweep.replace(bResult, x);  // b → x: c already read b; the return reads x
+    // d and the returns are not reached by next(): the end of the sweep
+    // applies the replacements to them.
+    EXPECT_EQ(c->operands[0], bResult);
+  }
+  EXPECT_EQ(ir::print(*m),
+            "graph @g(%x: f32[4]) -> (f32[4], f32[4]) {\n"
+            "  %b = neg(%x) : f32[4]\n"
+            "  %c = exp(%b) : f32[4]\n"
+            "  %d = add(%c, %x) : f32[4]\n"
+            "  return %d, %x\n"
             "}\n");
 }
 
