@@ -10,6 +10,7 @@
 // stages (what --time-passes prints and a debug dump's timing.txt holds).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -67,6 +68,10 @@ struct CompileOptions {
   std::vector<DynamicDim> dynamicDims;
   std::string name = "fn";
   int recompileLimit = 8;
+  /// A flag another thread may set to stop the compile: it is looked at
+  /// before each pass and each kernel's code generation, and the compile
+  /// then throws runtime::Cancelled ("the compile was cancelled").
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// What a compile spent its time on, stage by stage: each pass, then the

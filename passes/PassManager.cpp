@@ -7,6 +7,7 @@
 
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "runtime/Executable.h"
 
 namespace graphc::passes {
 
@@ -34,6 +35,7 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
   };
   for (size_t index = 0; index < passes_.size(); ++index) {
     const auto& pass = passes_[index];
+    runtime::checkCompileCancelled(options_.cancel);
     // The full text form is the structural hash: equal text, equal graph.
     const std::string beforeText = options_.checkChangedFlag ? ir::print(m) : std::string();
     const auto start = std::chrono::steady_clock::now();

@@ -7,6 +7,7 @@
 //   // ----- IR after cse -----
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <set>
 #include <string>
@@ -34,6 +35,8 @@ struct PassManagerOptions {
 #endif
   /// Where dumps go; stderr when unset (as mlir-opt).
   std::function<void(const std::string& text)> dumpSink;
+  /// Looked at before each pass: when set, run() throws runtime::Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class PassManager {

@@ -62,11 +62,18 @@ struct RunOptions {
 /// How much work a kernel does between two looks at RunOptions::cancel.
 constexpr int64_t kCancelCheckWork = int64_t{1} << 22;
 
-/// Thrown by a run whose RunOptions::cancel was set.
+/// Thrown by a run whose RunOptions::cancel was set, or a compile whose
+/// CompileOptions::cancel was.
 class Cancelled : public ir::Error {
  public:
-  Cancelled() : ir::Error("the run was cancelled") {}
+  explicit Cancelled(const char* what = "the run was cancelled") : ir::Error(what) {}
 };
+
+/// Throws Cancelled("the compile was cancelled") if `cancel` is set: the
+/// compiler looks between passes and between kernels.
+inline void checkCompileCancelled(const std::atomic<bool>* cancel) {
+  if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled("the compile was cancelled");
+}
 
 /// Throws Cancelled if `options` asks the run to stop.
 inline void checkCancelled(const RunOptions& options) {

@@ -26,13 +26,15 @@ std::string_view fromText(CompiledKernel::From from) {
 
 /// Compiles every kernel of `lowered` up front, in parallel on the thread
 /// pool (each kernel's compile is independent); the result is indexed like
-/// StepPlan::kernel.
+/// StepPlan::kernel. A set `cancel` stops it before the next kernel.
 std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen::LoweredKernels& lowered,
-                                                                  CompileReport* report) {
+                                                                  CompileReport* report,
+                                                                  const std::atomic<bool>* cancel) {
   std::vector<std::shared_ptr<const CompiledKernel>> compiled(lowered.kernels.size());
   runtime::ThreadPool::global().parallelFor(
       static_cast<int64_t>(compiled.size()), 1, [&](int64_t begin, int64_t end, int) {
         for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+          runtime::checkCompileCancelled(cancel);
           try {
             compiled[i] = Jit::instance().compile(*lowered.kernels[i]);
           } catch (const ir::Error& e) {
@@ -49,9 +51,10 @@ std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen:
 
 }  // namespace
 
-std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report) {
+std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report,
+                                                  const std::atomic<bool>* cancel) {
   const codegen::LoweredKernels lowered = codegen::lowerKernels(g, cpuLowerOptions());
-  auto kernels = compileKernels(lowered, report);
+  auto kernels = compileKernels(lowered, report, cancel);
   return makeExecutable(g, lowered, std::move(kernels));
 }
 

@@ -41,11 +41,11 @@ class CpuBackend final : public Backend {
   kernel::LowerOptions lowerOptions() const override { return cpuLowerOptions(); }
   bool readsMxInput(const kernel::Kernel& k, int input) const override { return cpu::readsMxInput(k, input); }
 
-  std::unique_ptr<runtime::Executable> compile(const ir::Graph& g, const CompileOptions&,
+  std::unique_ptr<runtime::Executable> compile(const ir::Graph& g, const CompileOptions& options,
                                                CompileReport& report) const override {
     const auto start = std::chrono::steady_clock::now();
     CompileReport kernels;
-    std::unique_ptr<runtime::Executable> exe = compileGraph(g, &kernels);
+    std::unique_ptr<runtime::Executable> exe = compileGraph(g, &kernels, options.cancel);
     report.add("backend cpu (kernels in parallel)", secondsSince(start));
     report.stages.insert(report.stages.end(), kernels.stages.begin(), kernels.stages.end());
     return exe;

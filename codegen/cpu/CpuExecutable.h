@@ -54,7 +54,9 @@ std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const co
 /// Compiles every kernel of `g` with the JIT (CompileGraph.cpp), then
 /// makeExecutable. Throws ir::LocatedError (at the node) for a kernel the backend cannot
 /// compile. The Executable refers to `g`, which must outlive it. `report`,
-/// if given, receives each kernel's compile time as a detail stage.
-std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report = nullptr);
+/// if given, receives each kernel's compile time as a detail stage; a set
+/// `cancel` stops the compile before the next kernel (runtime::Cancelled).
+std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report = nullptr,
+                                                  const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace graphc::codegen::cpu

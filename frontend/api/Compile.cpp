@@ -112,7 +112,7 @@ void runPipeline(Pipelined& p, const Graph& graph, const CompileOptions& options
   p.report.add("verify input", secondsSince(start));
 
   if (p.backend.runsPipeline()) {
-    passes::PassManager pm;
+    passes::PassManager pm(passes::PassManagerOptions{.cancel = options.cancel});
     if (options.passes.empty())
       passes::addDefaultPipeline(pm);
     else if (!passes::addPipeline(pm, options.passes, p.diags))
@@ -125,6 +125,7 @@ void runPipeline(Pipelined& p, const Graph& graph, const CompileOptions& options
     };
     if (!pm.run(*p.module, p.diags)) fail(p.diags);
   }
+  runtime::checkCompileCancelled(options.cancel);
 
   if (p.dump && p.backend.runsPipeline()) {
     try {

@@ -74,6 +74,7 @@ def compile(
     print_weights: bool = False,
     arch: str = "",
     matmul: str = "generated",
+    cancel: Optional[CancelToken] = None,
 ) -> Executable:
     """Compiles ``source`` for ``device`` ("cpu", "cuda" or "reference").
 
@@ -86,6 +87,10 @@ def compile(
     passes:    a comma-separated pass pipeline (``graphc opt --passes``).
     dump_dir:  write the debug dump there (default: ``$GRAPHC_DEBUG_DIR``).
     arch, matmul: cuda's architecture (``sm_90``) and GEMM implementation.
+    cancel:    a CancelToken another thread may cancel() to stop the
+               compile (between passes and kernels): it raises
+               Cancelled. Ctrl-C on the main thread stops it too
+               (KeyboardInterrupt).
 
     Raises CompileError, with each diagnostic's file, line and column, for
     a graph graphc cannot compile.
@@ -103,6 +108,7 @@ def compile(
         print_weights=print_weights,
         arch=arch,
         matmul=matmul,
+        cancel=cancel,
     )
 
 

@@ -251,11 +251,17 @@ NB_MODULE(_graphc, m) {
   m.def(
       "compile",
       [](const Graph& graph, const std::string& device, const std::string& passes, const std::string& dumpDir,
-         bool printWeights, const std::string& arch, const std::string& matmul) {
+         bool printWeights, const std::string& arch, const std::string& matmul, CancelToken* token) {
         CompileOptions options = optionsFrom(device, passes, dumpDir, printWeights, arch, matmul);
-        nb::gil_scoped_release released;
-        return PyExecutable(compile(graph, options));
+        // A compile stops as a run does: through its token, or Ctrl-C on
+        // the main thread, between passes and kernels.
+        std::optional<PyExecutable> out;
+        runCancellable(token, [&](const RunOptions& run) {
+          options.cancel = run.cancel;
+          out.emplace(compile(graph, options));
+        });
+        return std::move(*out);
       },
       "graph"_a, "device"_a = "cpu", "passes"_a = "", "dump_dir"_a = "", "print_weights"_a = false, "arch"_a = "",
-      "matmul"_a = "generated");
+      "matmul"_a = "generated", "cancel"_a.none() = nb::none());
 }

@@ -240,6 +240,62 @@ def test_ctrl_c_stops_a_run_on_the_main_thread(graph):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+# A 20,000-node pointwise chain: a compile that spends about a second in
+# the passes, long enough to be stopped part-way.
+LONG_COMPILE = "graph @g(%v0: f32[N]) -> (f32[N]) {\n" + "".join(
+    f"  %v{i} = {('tanh(%v{})', 'mul(%v{}, 1.0001)', 'add(%v{}, 0.5)')[i % 3].format(i - 1)}\n"
+    for i in range(1, 20001)) + "  return %v20000\n}\n"
+
+
+def test_a_compile_is_cancelled_through_its_token_from_another_thread():
+    import threading
+    import time
+
+    token = graphc.CancelToken()
+    token.cancel()
+    with pytest.raises(graphc.Cancelled, match="the compile was cancelled"):
+        graphc.compile(RELU, cancel=token)
+    start = time.perf_counter()
+    exe = graphc.compile(LONG_COMPILE)
+    once = time.perf_counter() - start
+    np.testing.assert_allclose(exe(np.zeros(3, np.float32))[0], exe(np.zeros(3, np.float32))[0])
+    # Set while the compile is going, the token stops it between passes.
+    token = graphc.CancelToken()
+    threading.Timer(once / 5, token.cancel).start()
+    start = time.perf_counter()
+    with pytest.raises(graphc.Cancelled, match="the compile was cancelled"):
+        graphc.compile(LONG_COMPILE, cancel=token)
+    assert time.perf_counter() - start < once * 0.8, (time.perf_counter() - start, once)
+
+
+def test_ctrl_c_stops_a_compile_on_the_main_thread():
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os, signal, threading, time
+        import graphc
+        text = {LONG_COMPILE!r}
+        start = time.perf_counter(); graphc.compile(text); once = time.perf_counter() - start
+        threading.Timer(once / 5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        start = time.perf_counter()
+        try:
+            graphc.compile(text)
+            print("not interrupted", time.perf_counter() - start, once)
+        except KeyboardInterrupt:
+            print("interrupted", time.perf_counter() - start, once)
+        graphc.compile("graph @f(%x: f32[4]) -> (f32[4]) {{\\n  %y = relu(%x)\\n  return %y\\n}}\\n")
+    """)
+    # The script (a megabyte with the graph) goes through stdin, past the
+    # limit on an argument's length.
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("interrupted"), done.stdout + done.stderr
+    after, once = map(float, done.stdout.split()[1:3])
+    assert after < once * 0.8, (after, once)
+
+
 def test_compile_error_carries_file_line_column(tmp_path):
     with pytest.raises(graphc.CompileError) as e:
         graphc.compile("graph @f(%x: f32[4]) -> (f32[4]) {\n  %y = foo(%x)\n  return %y\n}\n")

@@ -3,6 +3,7 @@
 // pipeline and the backends; compiled(fn) guards, recompiles once per new
 // static size and never for a dynamic dim, and falls back past its limit;
 // debug dumps hold every pass's IR and the kernels' source, and re-parse.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -292,6 +293,20 @@ TEST(CompileApiTest, RunsCapturesAndReplaysOnEveryDevice) {
     inputs = mlpInputs(6);
   }
   EXPECT_NE(compile(g).optimized().text().find("fused("), std::string::npos);
+}
+
+TEST(CompileApiTest, ACompileStopsWhenItsCancelFlagIsSet) {
+  std::atomic<bool> cancel{true};
+  for (Device d : {Device::Reference, Device::Cpu}) {
+    try {
+      compile(trace(mlp, kMlpSpecs), {.device = d, .cancel = &cancel});
+      ADD_FAILURE() << "not cancelled";
+    } catch (const Cancelled& e) {
+      EXPECT_STREQ(e.what(), "the compile was cancelled");
+    }
+  }
+  cancel = false;
+  EXPECT_NO_THROW(compile(trace(mlp, kMlpSpecs), {.cancel = &cancel}));
 }
 
 TEST(CompileApiTest, CudaWithoutADeviceIsOneClearError) {

@@ -1,5 +1,7 @@
 // The passes of this stage and the pass manager's contract: changed flags,
 // verification after each changed pass, dumps.
+#include <atomic>
+
 #include <gtest/gtest.h>
 
 #include "TestUtil.h"
@@ -7,6 +9,7 @@
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
 #include "passes/RegionSweep.h"
+#include "runtime/Executable.h"
 
 namespace graphc {
 namespace {
@@ -163,6 +166,30 @@ TEST(PassManager, TheIRBeforeABrokenPassIsTheEarlierPassesOutput) {
             "  %y = relu(%x) : f32[4]\n"
             "  return %y\n"
             "}\n");
+}
+
+TEST(PassManager, StopsBetweenPassesWhenItsCancelFlagIsSet) {
+  auto m = testing::parseOk("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  return %y\n}\n");
+  ASSERT_TRUE(m);
+  std::atomic<bool> cancel{false};
+  passes::PassManagerOptions options;
+  options.cancel = &cancel;
+  passes::PassManager pm(options);
+  pm.add(passes::createPass("dce"));
+  pm.add(passes::createPass("cse"));
+  std::vector<std::string> ran;
+  pm.afterPass = [&](const passes::Pass& p, const ir::Module&, bool) {
+    ran.emplace_back(p.name());
+    cancel = true;  // another thread's cancel, between the two passes
+  };
+  ir::DiagnosticEngine diags;
+  try {
+    pm.run(*m, diags);
+    ADD_FAILURE() << "the pipeline was not cancelled";
+  } catch (const runtime::Cancelled& e) {
+    EXPECT_STREQ(e.what(), "the compile was cancelled");
+  }
+  EXPECT_EQ(ran, std::vector<std::string>{"dce"});
 }
 
 TEST(RegionSweep, ReplacementsReachLaterNodesAndTheReturnsThroughChains) {
