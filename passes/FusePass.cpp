@@ -593,9 +593,16 @@ class Fuser {
       changed = true;
     }
     if (!changed) return false;
-    // Insert kernels from the back so earlier positions stay valid.
-    std::sort(kernels.begin(), kernels.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-    for (auto& [pos, node] : kernels) region_.insert(pos + 1, std::move(node));
+    // Each kernel goes in after its last member, in one merge of the node
+    // list (an insert per kernel shifts the rest: quadratic in graph size).
+    std::sort(kernels.begin(), kernels.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<std::unique_ptr<ir::Node>> nodes = region_.takeNodes();
+    size_t nextKernel = 0;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      region_.append(std::move(nodes[k]));
+      for (; nextKernel < kernels.size() && kernels[nextKernel].first == k; ++nextKernel)
+        region_.append(std::move(kernels[nextKernel].second));
+    }
     auto redirect = [&](ir::Value*& v) {
       if (auto it = replaced_.find(v); it != replaced_.end()) v = it->second;
     };
