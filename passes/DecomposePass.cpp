@@ -55,6 +55,9 @@ using ir::OpId;
 // The most (updates × indexed positions) a scatter_nd is decomposed into a
 // gather for.
 constexpr int64_t kLargestScatterGrid = int64_t{1} << 24;
+/// The largest constant reshaped at decomposition (a copy of it is made;
+/// the original goes if nothing else reads it).
+constexpr int64_t kMaxReshapedConstant = int64_t{1} << 16;
 
 AttrMap reduceAttrs(const std::vector<int64_t>& dims, bool keepdim) {
   AttrMap a;
@@ -196,11 +199,9 @@ class Decomposer {
 
   /// A per-channel [C] value as [C, 1, ...] against an [N, C, ...] input.
   ir::Value* perChannel(ir::Value* p, int64_t rank) {
-    std::vector<int64_t> shape(static_cast<size_t>(rank - 1), 1);
-    shape[0] = p->type.shape[0].size;
-    AttrMap a;
-    a.set("shape", Attribute::ofInts(shape));
-    return b_.op(OpId::Reshape, {p}, a);
+    ir::Shape shape(static_cast<size_t>(rank - 1), ir::Dim::of(1));
+    shape[0] = p->type.shape[0];
+    return reshape(p, shape);
   }
 
   ir::Value* batchNorm(ir::Value* x, bool low) {
@@ -291,6 +292,17 @@ class Decomposer {
   }
 
   ir::Value* reshape(ir::Value* v, const ir::Shape& shape) {
+    // A small constant (a batch_norm's statistics, a scale) is reshaped
+    // here rather than left as a reshape for a kernel to copy at run time:
+    // decompose runs after canonicalize, which would have folded it.
+    const bool staticShape = std::all_of(shape.begin(), shape.end(), [](const ir::Dim& d) { return d.isStatic(); });
+    if (staticShape && v->type.isStatic() && *v->type.staticNumElements() <= kMaxReshapedConstant) {
+      if (std::optional<runtime::Tensor> t = runtime::constantTensor(v)) {
+        std::vector<int64_t> sizes;
+        for (const ir::Dim& d : shape) sizes.push_back(d.size);
+        return runtime::insertConstant(b_.region(), b_.reserve(), t->reshaped(sizes), n_.loc);
+      }
+    }
     AttrMap a;
     a.set("shape", ir::shapeAttribute(shape));
     return b_.op(OpId::Reshape, {v}, a);
