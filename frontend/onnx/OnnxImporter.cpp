@@ -2,11 +2,17 @@
 // the main graph's initializers, inputs, nodes and outputs, subgraphs (If
 // branches), import-time values (folded with the reference interpreter)
 // and the specialisation of graph inputs whose values an op needs.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
 #include <filesystem>
 #include <unordered_set>
 
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "frontend/onnx/Importer.h"
 #include "ir/Builder.h"
@@ -447,6 +453,24 @@ Parse parseModel(std::string_view bytes, onnx::ModelProto& model) {
   return Parse::Malformed;
 }
 
+/// parseModel for the regular file open as `fd`, read by protobuf in
+/// chunks rather than into one buffer first: for a 100 MB model the
+/// buffer's page faults and copy cost more than the parse.
+Parse parseModelFile(int fd, onnx::ModelProto& model) {
+  auto attempt = [&](int limit) {
+    if (::lseek(fd, 0, SEEK_SET) != 0) return false;
+    google::protobuf::io::FileInputStream raw(fd, 1 << 20);
+    google::protobuf::io::CodedInputStream in(&raw);
+    in.SetTotalBytesLimit(INT32_MAX);
+    in.SetRecursionLimit(limit);
+    model.Clear();
+    return model.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+  };
+  if (attempt(kParseRecursionLimit)) return Parse::Ok;
+  if (attempt(kDiagnoseRecursionLimit)) return Parse::TooDeep;
+  return Parse::Malformed;
+}
+
 /// The deepest nesting of subgraphs under `g` (0: none), counted no further
 /// than `limit` + 1.
 int subgraphDepth(const onnx::GraphProto& g, int limit) {
@@ -475,14 +499,15 @@ void collectUnsupported(const onnx::GraphProto& g, std::vector<std::string>& out
 
 }  // namespace
 
-OnnxImport importOnnx(std::string_view bytes, const std::string& fileName, ir::DiagnosticEngine& diags,
-                      const OnnxImportOptions& options) {
+namespace {
+
+/// The import of a model parsed (or not) from `size` bytes of `fileName`.
+OnnxImport importParsed(Parse parsed, const onnx::ModelProto& model, size_t size, const std::string& fileName,
+                        ir::DiagnosticEngine& diags, const OnnxImportOptions& options) {
   // A model that cannot be listed is located at its first byte.
   auto file = std::make_shared<ir::SourceBuffer>();
   file->name = fileName;
-  file->text = fmt::format("<{} bytes of ONNX protobuf>", bytes.size());
-  onnx::ModelProto model;
-  const Parse parsed = parseModel(bytes, model);
+  file->text = fmt::format("<{} bytes of ONNX protobuf>", size);
   const std::string tooDeep = fmt::format(
       "the model nests subgraphs (If branches) more than {} deep, graphc's limit (the .graph parser's for regions)",
       kMaxSubgraphNesting);
@@ -503,18 +528,46 @@ OnnxImport importOnnx(std::string_view bytes, const std::string& fileName, ir::D
   return onnximport::Importer(model, fileName, options).run(diags);
 }
 
+}  // namespace
+
+OnnxImport importOnnx(std::string_view bytes, const std::string& fileName, ir::DiagnosticEngine& diags,
+                      const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  const Parse parsed = parseModel(bytes, model);
+  return importParsed(parsed, model, bytes.size(), fileName, diags, options);
+}
+
 OnnxImport importOnnxFile(const std::string& path, ir::DiagnosticEngine& diags, const OnnxImportOptions& options) {
+  OnnxImportOptions withFolder = options;
+  if (withFolder.dataFolder.empty()) {
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    withFolder.dataFolder = folder.empty() ? "." : folder.string();
+  }
+  // A regular file within the size limit is parsed straight from its
+  // descriptor; anything else (a pipe, a directory, an oversized file)
+  // goes through readFile, which reads streams and words the errors.
+  // O_NONBLOCK: looking at a FIFO must not wait for its writer.
+  {
+    struct Closer {
+      int fd;
+      ~Closer() {
+        if (fd >= 0) ::close(fd);
+      }
+    } f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+    struct stat info{};
+    if (f.fd >= 0 && ::fstat(f.fd, &info) == 0 && S_ISREG(info.st_mode) &&
+        info.st_size <= runtime::kMaxInputFileBytes) {
+      onnx::ModelProto model;
+      const Parse parsed = parseModelFile(f.fd, model);
+      return importParsed(parsed, model, static_cast<size_t>(info.st_size), path, diags, withFolder);
+    }
+  }
   std::string bytes;
   try {
     bytes = runtime::readFile(path);
   } catch (const ir::Error& e) {
     diags.error({}, e.what());
     return {};
-  }
-  OnnxImportOptions withFolder = options;
-  if (withFolder.dataFolder.empty()) {
-    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-    withFolder.dataFolder = folder.empty() ? "." : folder.string();
   }
   return importOnnx(bytes, path, diags, withFolder);
 }

@@ -71,7 +71,9 @@ struct OnnxImport {
 OnnxImport importOnnx(std::string_view bytes, const std::string& fileName, ir::DiagnosticEngine& diags,
                       const OnnxImportOptions& options = {});
 /// Reads `path` and imports it, its external data from its folder; an
-/// unreadable file is a diagnostic.
+/// unreadable file is a diagnostic. A regular file is parsed from its
+/// descriptor in chunks (no copy of the whole file first); a pipe is read
+/// whole, then parsed.
 OnnxImport importOnnxFile(const std::string& path, ir::DiagnosticEngine& diags, const OnnxImportOptions& options = {});
 
 /// Whether `path` names an ONNX model (by its extension, `.onnx`).

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <variant>
 
 #include <fmt/format.h>
@@ -633,6 +634,39 @@ TEST(OnnxImport, ExternalDataIsReadFromTheFolderOpenedFirst) {
   fs::create_directory_symlink(outside, models);
   const runtime::Tensor second = external.read(proto, ir::DType::F32, {3}, "second");
   EXPECT_EQ(second.as<float>()[0], 1.0f) << "read through the swapped-in symlink";
+}
+
+/// A model file is parsed from its descriptor; a pipe is read whole
+/// first; a directory, a truncated file and a FIFO nobody writes to are
+/// errors or streams as before.
+TEST(OnnxImport, ModelFilesParseFromTheFileAndFromStreams) {
+  const fs::path folder = fs::path(::testing::TempDir()) / "graphc-model-files";
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  const std::string bytes = model(mlpGraph());
+  std::ofstream(folder / "mlp.onnx", std::ios::binary) << bytes;
+  std::ofstream(folder / "cut.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  auto importFile = [](const fs::path& path) {
+    ir::DiagnosticEngine diags;
+    Imported out{frontend::importOnnxFile(path.string(), diags), ""};
+    for (const ir::Diagnostic& d : diags.all()) out.errors += ir::format(d);
+    return out;
+  };
+  Imported whole = importFile(folder / "mlp.onnx");
+  ASSERT_TRUE(whole.result.module) << whole.errors;
+  EXPECT_EQ(ir::print(*whole.result.module), ir::print(*import(bytes).result.module));
+  Imported cut = importFile(folder / "cut.onnx");
+  EXPECT_FALSE(cut.result.module);
+  EXPECT_NE(cut.errors.find("cut.onnx:1:1: error: not a valid ONNX model"), std::string::npos) << cut.errors;
+  EXPECT_NE(importFile(folder).errors.find("is a directory, not a file"), std::string::npos);
+  // A FIFO: opened without waiting for the writer, then read as a stream.
+  const fs::path fifo = folder / "pipe.onnx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << bytes; });
+  Imported streamed = importFile(fifo);
+  writer.join();
+  ASSERT_TRUE(streamed.result.module) << streamed.errors;
+  EXPECT_EQ(ir::print(*streamed.result.module), ir::print(*whole.result.module));
 }
 
 TEST(OnnxImportRejects, AnIfWhoseBranchesDiffer) {
