@@ -63,14 +63,15 @@ class Planner {
         if (value && value->kind == ir::Attribute::Kind::Dense && value->dense->mx) {
           s.mx = value->dense->mx;
         } else if (value && value->kind == ir::Attribute::Kind::Dense && value->dense->dtype == s.type.dtype &&
-                   static_cast<int64_t>(value->dense->nbytes) == runtime::checkedBytes(s.type.dtype, runtime::concreteShape(s.type))) {
+                   static_cast<int64_t>(value->dense->nbytes) ==
+                       runtime::checkedBytes(s.type.dtype, runtime::concreteShape(s.type))) {
           // The weights themselves, not a copy (a model's whole size at
           // every compile): steps only read constant slots, and the
           // executable keeps the graph, whose attribute owns the bytes.
           const ir::DenseElements& dense = *value->dense;
-          s.constant = runtime::Tensor::wrap(s.type.dtype, runtime::concreteShape(s.type),
-                                             const_cast<std::byte*>(dense.data),
-                                             std::const_pointer_cast<void>(dense.owner));
+          s.constant =
+              runtime::Tensor::wrap(s.type.dtype, runtime::concreteShape(s.type), const_cast<std::byte*>(dense.data),
+                                    std::const_pointer_cast<void>(dense.owner));
         } else {
           s.constant = runtime::evaluateNode(*n, {}, {runtime::concreteShape(n->result()->type)})[0];
         }

@@ -1,8 +1,8 @@
 #include "ir/Verifier.h"
 
-#include <set>
 #include <algorithm>
 #include <cstdint>
+#include <set>
 
 #include <fmt/format.h>
 
