@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <unordered_set>
 
 #include <climits>
@@ -439,36 +441,44 @@ constexpr int kDiagnoseRecursionLimit = 2000;
 
 enum class Parse { Ok, TooDeep, Malformed };
 
-Parse parseModel(std::string_view bytes, onnx::ModelProto& model) {
-  if (bytes.size() > static_cast<size_t>(INT32_MAX)) return Parse::Malformed;
+/// Parses `model` from the stream `open` makes afresh for each attempt
+/// (null: it cannot be made): first at the recursion limit, then, after a
+/// failure, at the diagnostic one.
+template <typename Open>
+Parse parseWith(onnx::ModelProto& model, Open open) {
   auto attempt = [&](int limit) {
-    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                              static_cast<int>(bytes.size()));
-    in.SetRecursionLimit(limit);
+    std::optional<google::protobuf::io::FileInputStream> file;
+    std::unique_ptr<google::protobuf::io::CodedInputStream> in = open(file);
+    if (!in) return false;
+    in->SetRecursionLimit(limit);
     model.Clear();
-    return model.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+    return model.ParseFromCodedStream(in.get()) && in->ConsumedEntireMessage();
   };
   if (attempt(kParseRecursionLimit)) return Parse::Ok;
   if (attempt(kDiagnoseRecursionLimit)) return Parse::TooDeep;
   return Parse::Malformed;
 }
 
+Parse parseModel(std::string_view bytes, onnx::ModelProto& model) {
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) return Parse::Malformed;
+  return parseWith(model, [&](auto&) {
+    return std::make_unique<google::protobuf::io::CodedInputStream>(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                                    static_cast<int>(bytes.size()));
+  });
+}
+
 /// parseModel for the regular file open as `fd`, read by protobuf in
 /// chunks rather than into one buffer first: for a 100 MB model the
 /// buffer's page faults and copy cost more than the parse.
 Parse parseModelFile(int fd, onnx::ModelProto& model) {
-  auto attempt = [&](int limit) {
-    if (::lseek(fd, 0, SEEK_SET) != 0) return false;
-    google::protobuf::io::FileInputStream raw(fd, 1 << 20);
-    google::protobuf::io::CodedInputStream in(&raw);
-    in.SetTotalBytesLimit(INT32_MAX);
-    in.SetRecursionLimit(limit);
-    model.Clear();
-    return model.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
-  };
-  if (attempt(kParseRecursionLimit)) return Parse::Ok;
-  if (attempt(kDiagnoseRecursionLimit)) return Parse::TooDeep;
-  return Parse::Malformed;
+  return parseWith(model,
+                   [&](std::optional<google::protobuf::io::FileInputStream>& file)
+                       -> std::unique_ptr<google::protobuf::io::CodedInputStream> {
+                     if (::lseek(fd, 0, SEEK_SET) != 0) return nullptr;
+                     auto in = std::make_unique<google::protobuf::io::CodedInputStream>(&file.emplace(fd, 1 << 20));
+                     in->SetTotalBytesLimit(INT32_MAX);
+                     return in;
+                   });
 }
 
 /// The deepest nesting of subgraphs under `g` (0: none), counted no further
