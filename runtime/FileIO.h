@@ -1,8 +1,12 @@
-// Reading and writing whole files, the one place graphc does either:
+// Reading and writing files, the one place graphc does either (but for the
+// ONNX importer, which has protobuf parse a regular model file from its
+// own descriptor in chunks):
 //
 //  - readFile refuses what is not a readable file of bounded size before
 //    allocating for it: a directory, a file over the limit, or a stream
 //    (a pipe, /dev/zero) that runs past it;
+//  - Folder opens files beneath a folder it opened once, never through a
+//    symlink, and OpenFile reads ranges of the one file it checked;
 //  - writeFileAtomically writes a new temporary file in the destination's
 //    folder (created exclusively, so a planted file or symlink is never
 //    written through) and renames it into place, so readers see the old
