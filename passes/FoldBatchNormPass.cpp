@@ -25,10 +25,9 @@ namespace {
 
 using ir::OpId;
 
-/// Folds the sweep's current node when it is a batch_norm of a convolution
-/// only it reads.
-bool foldOne(ir::Region& r, RegionSweep& sweep) {
-  ir::Node& bn = *r.nodes()[sweep.position()];
+/// Folds `bn`, the sweep's current node, when it is a batch_norm of a
+/// convolution only it reads.
+bool foldOne(ir::Region& r, ir::Node& bn, RegionSweep& sweep) {
   if (bn.op != OpId::BatchNorm) return false;
   ir::Node* conv = bn.operands[0]->definingNode();
   if (!conv || (conv->op != OpId::Conv && conv->op != OpId::ConvTranspose) || sweep.uses(bn.operands[0]) != 1)
@@ -91,7 +90,7 @@ bool foldRegion(ir::Region& r) {
   bool folded = false;
   {
     RegionSweep sweep(r);
-    while (sweep.next()) folded |= foldOne(r, sweep);
+    while (ir::Node* n = sweep.next()) folded |= foldOne(r, *n, sweep);
   }
   if (folded) removeDeadNodes(r);
   return changed || folded;

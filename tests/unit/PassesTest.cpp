@@ -129,17 +129,24 @@ TEST(PassManager, CatchesAPassThatHidesAChange) {
   EXPECT_EQ(diags.all().back().message, "pass 'dishonest' reported no change but changed the IR");
 }
 
-TEST(PassManager, BrokenInvariantPrintsTheIRBeforeThePass) {
-  auto m = testing::parseOk("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  return %y\n}\n");
-  ASSERT_TRUE(m);
+/// What the pass manager dumps running the passes named in `before`, then
+/// break-types, over `text`; the run must fail.
+std::string dumpsOfABrokenPipeline(const std::string& text, const std::vector<std::string>& before) {
+  auto m = testing::parseOk(text);
+  if (!m) return "";
   std::string dumps;
   passes::PassManagerOptions options;
-  options.dumpSink = [&](const std::string& text) { dumps += text; };
+  options.dumpSink = [&](const std::string& dump) { dumps += dump; };
   passes::PassManager pm(options);
+  for (const std::string& name : before) pm.add(passes::createPass(name));
   pm.add(std::make_unique<BreakTypesPass>());
   ir::DiagnosticEngine diags;
   EXPECT_FALSE(pm.run(*m, diags));
-  EXPECT_EQ(dumps,
+  return dumps;
+}
+
+TEST(PassManager, BrokenInvariantPrintsTheIRBeforeThePass) {
+  EXPECT_EQ(dumpsOfABrokenPipeline("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  return %y\n}\n", {}),
             "// ----- IR before break-types (which broke an invariant) -----\n"
             "graph @g(%x: f32[4]) -> (f32[4]) {\n"
             "  %y = relu(%x) : f32[4]\n"
@@ -150,17 +157,8 @@ TEST(PassManager, BrokenInvariantPrintsTheIRBeforeThePass) {
 TEST(PassManager, TheIRBeforeABrokenPassIsTheEarlierPassesOutput) {
   // The dump is rebuilt by replaying the passes before the broken one on the
   // input: here dce's output, without the dead neg.
-  auto m = testing::parseOk("graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  %dead = neg(%x)\n  return %y\n}\n");
-  ASSERT_TRUE(m);
-  std::string dumps;
-  passes::PassManagerOptions options;
-  options.dumpSink = [&](const std::string& text) { dumps += text; };
-  passes::PassManager pm(options);
-  pm.add(passes::createPass("dce"));
-  pm.add(std::make_unique<BreakTypesPass>());
-  ir::DiagnosticEngine diags;
-  EXPECT_FALSE(pm.run(*m, diags));
-  EXPECT_EQ(dumps,
+  EXPECT_EQ(dumpsOfABrokenPipeline(
+                "graph @g(%x: f32[4]) -> (f32[4]) {\n  %y = relu(%x)\n  %dead = neg(%x)\n  return %y\n}\n", {"dce"}),
             "// ----- IR before break-types (which broke an invariant) -----\n"
             "graph @g(%x: f32[4]) -> (f32[4]) {\n"
             "  %y = relu(%x) : f32[4]\n"
