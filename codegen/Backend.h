@@ -108,6 +108,9 @@ class Backend {
   virtual std::vector<std::string_view> emitKinds() const { return {}; }
   /// Why it cannot run graphs on this machine ("" when it can).
   virtual std::string unavailableReason() const { return ""; }
+  /// Whether it runs attention kernels (ir::KernelKind::Attention): the
+  /// default pipeline then forms them (fuse-attention).
+  virtual bool attentionKernels() const { return false; }
   /// How it lowers fused ops to the kernel IR (what --emit=kernels and a
   /// debug dump print for it).
   virtual kernel::LowerOptions lowerOptions() const;  // the defaults (Backend.cpp)

@@ -102,7 +102,9 @@ class Planner {
     if (n.op == ir::OpId::Fused) {
       step.kernel = kernelOf_.at(&n);
       step.kernelIR = kernels_.at(static_cast<size_t>(step.kernel));
-      step.kind = step.kernelIR->gemm ? StepPlan::Kind::Gemm : StepPlan::Kind::Kernel;
+      step.kind = step.kernelIR->attention ? StepPlan::Kind::Attention
+                  : step.kernelIR->gemm    ? StepPlan::Kind::Gemm
+                                           : StepPlan::Kind::Kernel;
     } else if (n.op == ir::OpId::Eigh) {
       step.kind = StepPlan::Kind::Eigh;
       const ir::Attribute* uplo = n.attrs.find("uplo");
@@ -148,11 +150,18 @@ LoweredKernels lowerKernels(const ir::Graph& g, const kernel::LowerOptions& opti
 }
 
 void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes) {
-  if (!step.kernelIR || step.kernelIR->reduceSizes.empty()) return;
+  if (!step.kernelIR) return;
   const codegen::kernel::Kernel& k = *step.kernelIR;
   auto extent = [&](const std::vector<ir::Dim>& dims) {
     return ir::checkedExtent(dims, sizes, "a kernel's iteration space");
   };
+  if (k.attention) {  // the softmax's amax over the keys
+    if (extent({k.outer.back()}) != 0) return;
+    if (extent(std::vector<ir::Dim>(k.outer.begin(), k.outer.end() - 1)) != 0)
+      throw ir::Error("amax of an empty tensor has no identity");
+    return;
+  }
+  if (k.reduceSizes.empty()) return;
   if (extent(k.reduceSizes) != 0 || extent(k.outer) == 0) return;
   if (std::optional<ir::OpId> op = codegen::kernel::storedExtremum(k))
     throw ir::Error(fmt::format("{} of an empty tensor has no identity", ir::opInfo(*op).name));

@@ -1,7 +1,8 @@
 // The step plan every backend's Executable runs: what compile() decides
 // about a graph that went through the default pipeline, independent of any
 // call and of the device. Each value gets a slot (where its buffer lives);
-// each node a step (a kernel, a GEMM with its epilogue kernel, eigh, a cond
+// each node a step (a kernel, a GEMM with its epilogue kernel, an attention
+// kernel (its scores' epilogue; the backend's softmax and GEMMs), eigh, a cond
 // holding its branches' plans, a host op); a result that is not computed
 // into its output (a parameter, a constant, a value returned twice) gets a
 // copy step. Backends attach their compiled kernels by StepPlan::kernel,
@@ -38,10 +39,10 @@ struct SlotPlan {
 struct RegionPlan;
 
 struct StepPlan {
-  enum class Kind { Kernel, Gemm, Eigh, Cond, Host, Copy };
+  enum class Kind { Kernel, Gemm, Eigh, Cond, Host, Copy, Attention };
   Kind kind = Kind::Host;
   const ir::Node* node = nullptr;
-  int kernel = -1;  // Kernel, Gemm: position in fusedOps order
+  int kernel = -1;  // Kernel, Gemm, Attention: position in fusedOps order
   std::shared_ptr<const codegen::kernel::Kernel> kernelIR;
   std::vector<int> inputs, outputs;  // slots
   std::unique_ptr<RegionPlan> branches[2];
@@ -72,7 +73,8 @@ LoweredKernels lowerKernels(const ir::Graph& g, const kernel::LowerOptions& opti
 
 /// Throws the reference interpreter's error for a kernel step that would
 /// store an amax or amin of an empty row (a reduction over a dim of size 0
-/// for a non-empty output): there is no identity to store.
+/// for a non-empty output; an attention kernel with no keys): there is no
+/// identity to store.
 void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes);
 
 }  // namespace graphc::codegen

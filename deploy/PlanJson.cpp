@@ -29,6 +29,7 @@ const char* kindName(codegen::StepPlan::Kind k) {
     case codegen::StepPlan::Kind::Cond: return "cond";
     case codegen::StepPlan::Kind::Host: return "host";
     case codegen::StepPlan::Kind::Copy: return "copy";
+    case codegen::StepPlan::Kind::Attention: return "attention";
   }
   return "?";
 }

@@ -19,13 +19,24 @@
 //  shape chains      reshape(reshape(x)) → reshape(x); transpose(transpose(x))
 //                    over the same dims → x; permute(permute(x)) → one
 //                    permute, or x when the two cancel; an identity permute
-//                    or transpose → x.
+//                    or transpose → x;
+//  batched matmul    reshape(matmul(reshape(a), reshape(b))) → matmul(a, b)
+//                    when the reshapes only regroup the batch dims (torch's
+//                    decomposition of a 4-D matmul into bmm: [B, H, S, D]
+//                    flattened to [B·H, S, D] and back), so the product's
+//                    batch dims are the model's again and no copy is made
+//                    to flatten its operands;
+//  scalar splats     a pointwise op's `full` operand whose shape the other
+//                    operands already give the result (where(c, zeros[B, H,
+//                    S, S], p)) becomes a rank-0 full: nothing materialises
+//                    it.
 //
 // A rule fires only where the replacement has exactly the replaced value's
 // type, so broadcasting adds (x[4] + zeros[3, 4]) stay. Changed: some rule
 // fired.
 #include <unordered_map>
 
+#include "ir/AttentionPattern.h"
 #include "ir/Builder.h"
 #include "ir/ShapeRules.h"
 #include "passes/Passes.h"
@@ -98,8 +109,8 @@ class Canonicalizer {
     ir::Value* replacement = nullptr;
     if (ir::Value* same = identity(n); same && same->type == result->type)
       replacement = same;
-    else if (!(replacement = replaceByNewNode(n, pos)))
-      replacement = fold(n, pos);
+    else if (!(replacement = replaceByNewNode(n, pos)) && !(replacement = fold(n, pos)))
+      replacement = scalarSplats(n, pos);
     if (!replacement) return false;
     sweep_->replace(result, replacement);
     sweep_->dropCurrent();
@@ -161,6 +172,9 @@ class Canonicalizer {
       op = OpId::Reshape;
       operands = {producer->operands[0]};
       attrs = n.attrs;
+    } else if (ir::Value* a = nullptr, *b = nullptr; batchedMatmul(n, a, b)) {
+      op = OpId::Matmul;
+      operands = {a, b};
     } else if ((n.op == OpId::Permute || n.op == OpId::Transpose) && producer &&
                (producer->op == OpId::Permute || producer->op == OpId::Transpose)) {
       std::vector<int64_t> inner = permutationOf(*producer), outer = permutationOf(n);
@@ -173,6 +187,52 @@ class Canonicalizer {
       return nullptr;
     }
     ir::Node* fresh = insertNode(region_, pos, op, operands, attrs, {n.result()->type}, n.loc);
+    sweep_->addUses(*fresh);
+    return fresh->result();
+  }
+
+  /// Whether `n` is reshape(matmul(reshape(a), reshape(b))) with every
+  /// reshape regrouping batch dims only and a, b of n's batch dims (no
+  /// broadcasting), the product read by n alone; sets a and b.
+  bool batchedMatmul(const ir::Node& n, ir::Value*& a, ir::Value*& b) {
+    const ir::Node* product = n.op == OpId::Reshape ? n.operands[0]->definingNode() : nullptr;
+    if (!product || product->op != OpId::Matmul || !ir::regroupsBatchDims(n) || sweep_->uses(n.operands[0]) != 1)
+      return false;
+    const ir::Node* ra = product->operands[0]->definingNode();
+    const ir::Node* rb = product->operands[1]->definingNode();
+    if (!ra || !rb || !ir::regroupsBatchDims(*ra) || !ir::regroupsBatchDims(*rb)) return false;
+    a = ra->operands[0];
+    b = rb->operands[0];
+    const ir::Shape& out = n.result()->type.shape;
+    auto batchOf = [](const ir::Shape& s) { return ir::Shape(s.begin(), s.end() - 2); };
+    return a->type.rank() == static_cast<int64_t>(out.size()) && b->type.rank() == a->type.rank() &&
+           batchOf(a->type.shape) == batchOf(out) && batchOf(b->type.shape) == batchOf(out);
+  }
+
+  /// A pointwise op's `full` operands of rank > 0 whose shape the other
+  /// operands already give the result, as rank-0 fulls: a new op in place
+  /// of `n`, after the new fulls, inserted at `pos`.
+  ir::Value* scalarSplats(ir::Node& n, size_t pos) {
+    if (!n.info().isPointwise()) return nullptr;
+    std::vector<ir::Value*> operands = n.operands;
+    bool changed = false;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      const ir::Node* full = operands[k]->definingNode();
+      if (!full || full->op != OpId::Full || operands[k]->type.rank() == 0) continue;
+      std::optional<ir::Shape> others = ir::Shape{};  // the other operands' broadcast
+      std::string error;
+      for (size_t j = 0; j < operands.size() && others; ++j)
+        if (j != k) others = ir::rules::broadcastShapes(*others, operands[j]->type.shape, error);
+      if (!others || *others != n.result()->type.shape) continue;
+      ir::Node* scalar = insertNode(region_, pos++, OpId::Full, {}, full->attrs,
+                                    {ir::TensorType{operands[k]->type.dtype, {}}}, full->loc);
+      sweep_->addUses(*scalar);
+      operands[k] = scalar->result();
+      changed = true;
+    }
+    if (!changed) return nullptr;
+    ir::Node* fresh = insertNode(region_, pos, n.op, operands, n.attrs, {n.result()->type}, n.loc);
+    fresh->result()->name = n.result()->name;  // the same value, computed from smaller operands
     sweep_->addUses(*fresh);
     return fresh->result();
   }

@@ -149,20 +149,6 @@ bool isScalarConstant(const ir::Value* v) {
   return n && (n->op == OpId::Constant || n->op == OpId::Full) && v->type.rank() == 0;
 }
 
-/// What a kernel computes, for its name: the first five distinct op names
-/// of its body in order, constants aside ("linear_add_relu").
-std::string kernelOps(const ir::Region& body) {
-  std::vector<std::string> names;
-  for (const auto& n : body.nodes()) {
-    if (n->op == OpId::Constant || n->op == OpId::Full) continue;
-    std::string name(n->name());
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
-  if (names.empty()) return "copy";  // a body that returns its parameters
-  if (names.size() > 5) names.resize(5);
-  return fmt::format("{}", fmt::join(names, "_"));
-}
-
 struct Group {
   std::vector<ir::Node*> members;  // in program order once sorted
   Kind kind = Kind::Pointwise;
@@ -624,26 +610,6 @@ class Fuser {
   std::unordered_map<const ir::Value*, ir::Value*> replaced_;
 };
 
-}  // namespace
-
-namespace {
-/// Names every fused op `k<N>_<ops>` from its body's ops, N counting in
-/// program order (a cond's branches after the nodes before it), so names are
-/// stable and unique — and a name written in the input file never reaches a
-/// backend's generated source. Returns whether a name changed.
-bool numberKernels(ir::Region& r, int& next) {
-  bool renamed = false;
-  for (const auto& n : r.nodes()) {
-    if (n->op == OpId::Fused) {
-      const std::string name = fmt::format("k{}_{}", next++, kernelOps(*n->regions()[0]));
-      renamed |= n->attrs.find("name")->s != name;
-      n->attrs.set("name", ir::Attribute::ofString(name));
-      continue;
-    }
-    for (const auto& inner : n->regions()) renamed |= numberKernels(*inner, next);
-  }
-  return renamed;
-}
 }  // namespace
 
 PassResult FusePass::run(ir::Graph& g, ir::DiagnosticEngine&) {

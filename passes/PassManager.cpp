@@ -80,7 +80,7 @@ bool PassManager::run(ir::Module& m, ir::DiagnosticEngine& diags) {
   return true;
 }
 
-void addDefaultPipeline(PassManager& pm) {
+void addDefaultPipeline(PassManager& pm, const DefaultPipelineOptions& options) {
   pm.add(createPass("verify"));
   pm.add(createPass("infer-types"));
   pm.add(createPass("canonicalize"));
@@ -92,6 +92,7 @@ void addDefaultPipeline(PassManager& pm) {
   pm.add(createPass("cse"));
   pm.add(createPass("dce"));
   pm.add(createPass("fuse"));
+  if (options.attentionKernels) pm.add(createPass("fuse-attention"));
 }
 
 bool addPipeline(PassManager& pm, std::string_view spec, ir::DiagnosticEngine& diags) {

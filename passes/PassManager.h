@@ -58,10 +58,16 @@ class PassManager {
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 
+/// What the default pipeline holds beyond its fixed passes: what the
+/// backend it feeds runs (codegen::Backend::attentionKernels).
+struct DefaultPipelineOptions {
+  bool attentionKernels = false;  // fuse-attention after fuse
+};
+
 /// The default pipeline, in order (docs/passes.md): verify, infer-types,
 /// canonicalize, fold-batch-norm, cond-fold, cond-to-select, decompose,
-/// split-reduction, cse, dce, fuse.
-void addDefaultPipeline(PassManager& pm);
+/// split-reduction, cse, dce, fuse [, fuse-attention].
+void addDefaultPipeline(PassManager& pm, const DefaultPipelineOptions& options = {});
 
 /// Adds the comma-separated passes of `spec` ("cse,dce"); reports an unknown
 /// name and returns false.

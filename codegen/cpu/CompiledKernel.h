@@ -25,10 +25,12 @@ inline std::string exportedKernelSymbol(size_t i) { return "graphc_kernel_" + st
 KernelSignature signatureOf(const codegen::kernel::Kernel& k);
 
 struct CompiledKernel {
-  /// void(buffers, sizes, begin, end); matmul_epilogue kernels take the
-  /// accumulator as a fifth argument (see KernelEmitter.h).
+  /// void(buffers, sizes, begin, end); matmul_epilogue and attention
+  /// kernels take the accumulator as a fifth argument (see
+  /// KernelEmitter.h), which an attention kernel writes its scores into.
   using Fn = void (*)(void* const* buffers, const int64_t* sizes, int64_t begin, int64_t end);
   using EpilogueFn = void (*)(void* const* buffers, const int64_t* sizes, int64_t begin, int64_t end, const void* acc);
+  using ScoresFn = void (*)(void* const* buffers, const int64_t* sizes, int64_t begin, int64_t end, float* scores);
 
   void* address = nullptr;
   std::shared_ptr<const void> code;  // keeps the machine code mapped
@@ -41,6 +43,7 @@ struct CompiledKernel {
 
   Fn pointwise() const { return reinterpret_cast<Fn>(address); }
   EpilogueFn epilogue() const { return reinterpret_cast<EpilogueFn>(address); }
+  ScoresFn scores() const { return reinterpret_cast<ScoresFn>(address); }
 };
 
 }  // namespace graphc::codegen::cpu

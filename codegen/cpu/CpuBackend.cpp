@@ -40,6 +40,7 @@ class CpuBackend final : public Backend {
   std::vector<std::string_view> emitKinds() const override { return {"llvm", "asm"}; }
   kernel::LowerOptions lowerOptions() const override { return cpuLowerOptions(); }
   bool readsMxInput(const kernel::Kernel& k, int input) const override { return cpu::readsMxInput(k, input); }
+  bool attentionKernels() const override { return true; }
 
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& g, const CompileOptions& options,
                                                CompileReport& report) const override {

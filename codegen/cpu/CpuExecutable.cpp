@@ -16,6 +16,7 @@
 #include "ir/Half.h"
 #include "ir/Printer.h"
 #include "ir/SizeMath.h"
+#include "runtime/cpu/Attention.h"
 #include "runtime/cpu/Eigh.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/ThreadPool.h"
@@ -50,6 +51,7 @@ struct BoundStep {
   int64_t cancelPiece = 1;  // outer points between two looks at RunOptions::cancel
   runtime::cpu::GemmProblem gemm;
   std::vector<float> gemmA, gemmB;  // f16/bf16 operands widened to f32
+  runtime::cpu::AttentionProblem attention;
   std::unique_ptr<BoundRegion> branches[2];
 };
 
@@ -57,6 +59,15 @@ struct BoundRegion {
   std::vector<Tensor> tensors;  // per slot
   std::vector<BoundStep> steps;
 };
+
+/// An attention step's data pointers at its tensors.
+void pointAttention(BoundStep& b) {
+  const codegen::kernel::Kernel& k = *b.plan->kernelIR;
+  b.attention.q = b.inputs[static_cast<size_t>(k.gemm->a)].as<float>();
+  b.attention.k = b.inputs[static_cast<size_t>(k.gemm->b)].as<float>();
+  b.attention.v = b.inputs[static_cast<size_t>(k.attention->v)].as<float>();
+  b.attention.out = b.outputs[0].as<float>();
+}
 
 /// What a GEMM step's runs share, made when the Executable is built: its
 /// constant operands packed, a convolution's geometry.
@@ -142,7 +153,7 @@ void prepack(const RegionPlan& plan, PrepackedSteps& out) {
 }  // namespace
 
 int mxWeightInput(const codegen::kernel::Kernel& k) {
-  if (!k.gemm) return -1;
+  if (!k.gemm || k.attention) return -1;  // (attention reads Q, K and V as f32)
   const codegen::kernel::Gemm& g = *k.gemm;
   if (g.conv) return g.conv->transposed || g.conv->depthwise || g.conv->groups > 1 ? -1 : g.a;
   return g.b;
@@ -194,6 +205,7 @@ bool gathersRows(const codegen::kernel::Kernel& k, int input) {
 }
 
 bool readsMxInput(const codegen::kernel::Kernel& k, int input) {
+  if (k.attention) return false;
   if (!k.gemm) return gathersRows(k, input);
   const int64_t rank = k.inputs[static_cast<size_t>(input)].type.rank();
   const bool matmulB = !k.gemm->conv && !k.gemm->transposeB;  // stored transposed: a matrix
@@ -251,7 +263,7 @@ class Binder {
       std::vector<Tensor> operands(b.inputs.begin() + 1, b.inputs.end());
       for (int k = 0; k < 2; ++k) b.branches[k] = bind(*s.branches[k], operands, b.outputs, nullptr);
     }
-    if (s.kind != StepPlan::Kind::Kernel && s.kind != StepPlan::Kind::Gemm) return b;
+    if (!s.kernelIR) return b;
     codegen::checkReductionRows(s, sizes_);
     const codegen::kernel::Kernel& k = *s.kernelIR;
     b.kernel = kernels_.at(static_cast<size_t>(s.kernel)).get();
@@ -269,10 +281,34 @@ class Binder {
       const int64_t perPoint = reduction ? std::max<int64_t>(extent(k.reduceSizes, sizes_), 1) : 1;
       b.grain = std::max<int64_t>(1, (reduction ? 8192 : 32768) / perPoint);
       b.cancelPiece = std::max<int64_t>(1, runtime::kCancelCheckWork / perPoint);
+    } else if (k.attention) {
+      bindAttention(k, b);
     } else {
       bindGemm(k, b);
     }
     return b;
+  }
+
+  static void bindAttention(const codegen::kernel::Kernel& k, BoundStep& b) {
+    const Tensor& q = b.inputs[static_cast<size_t>(k.gemm->a)];
+    const Tensor& keys = b.inputs[static_cast<size_t>(k.gemm->b)];
+    const Tensor& v = b.inputs[static_cast<size_t>(k.attention->v)];
+    const runtime::reference::MatmulLayout scores = runtime::reference::matmulLayout(q.shape(), keys.shape());
+    std::vector<int64_t> scoreShape = b.outputs[0].shape();  // [batch..., queries, keys]
+    scoreShape.back() = scores.n;
+    const runtime::reference::MatmulLayout values = runtime::reference::matmulLayout(scoreShape, v.shape());
+    runtime::cpu::AttentionProblem& p = b.attention;
+    p.batch = static_cast<int64_t>(scores.aOffsets.size());
+    p.queries = scores.m;
+    p.keys = scores.n;
+    p.d = scores.k;
+    p.dv = values.n;
+    p.nanRowsToZero = k.attention->nanRowsToZero;
+    p.minusInfRowsToZero = k.attention->minusInfRowsToZero;
+    p.qOffsets = scores.aOffsets;
+    p.kOffsets = scores.bOffsets;
+    p.vOffsets = values.bOffsets;
+    pointAttention(b);
   }
 
   void bindGemm(const codegen::kernel::Kernel& k, BoundStep& b) {
@@ -362,10 +398,11 @@ void rebind(const RegionPlan& plan, BoundRegion& region, const std::vector<Tenso
       const std::vector<Tensor> operands(b.inputs.begin() + 1, b.inputs.end());
       for (int k = 0; k < 2; ++k) rebind(*s.branches[k], *b.branches[k], operands, b.outputs);
     }
-    if (s.kind != StepPlan::Kind::Kernel && s.kind != StepPlan::Kind::Gemm) continue;
+    if (!s.kernelIR) continue;
     size_t at = 0;
     for (Tensor& t : b.inputs) b.buffers[at++] = t.data();
     for (Tensor& t : b.outputs) b.buffers[at++] = t.data();
+    if (s.kind == StepPlan::Kind::Attention) pointAttention(b);
     if (s.kind == StepPlan::Kind::Gemm && b.gemmA.empty()) {  // (widened operands stay in gemmA/gemmB)
       const codegen::kernel::Gemm& g = *s.kernelIR->gemm;
       b.gemm.a = b.inputs[static_cast<size_t>(g.a)].data();
@@ -420,6 +457,17 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
           runtime::cpu::GemmScratch::forThisThread(), pool);
       return;
     }
+    case StepPlan::Kind::Attention: {
+      auto fn = s.kernel->scores();
+      runtime::cpu::attention(
+          s.attention,
+          [&](int64_t begin, int64_t end, float* scores) {
+            runtime::checkCancelled(options);  // between blocks of scores
+            fn(s.buffers.data(), s.sizes.data(), begin, end, scores);
+          },
+          pool);
+      return;
+    }
     case StepPlan::Kind::Eigh: runtime::cpu::eigh(s.inputs[0], s.plan->uplo, s.outputs[0], s.outputs[1], pool); return;
     case StepPlan::Kind::Cond: execute(*s.branches[s.inputs[0].getInt(0) != 0 ? 0 : 1], pool, options); return;
     case StepPlan::Kind::Copy: std::memcpy(s.outputs[0].data(), s.inputs[0].data(), s.outputs[0].nbytes()); return;
@@ -436,7 +484,7 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
 
 /// A step's name in a profile: its kind and kernel (or op).
 std::string profileName(const StepPlan& s) {
-  static const char* kinds[] = {"kernel", "gemm", "eigh", "cond", "host", "copy"};
+  static const char* kinds[] = {"kernel", "gemm", "eigh", "cond", "host", "copy", "attention"};
   return fmt::format("{} {}", kinds[static_cast<int>(s.kind)],
                      s.kernelIR ? s.kernelIR->name
                      : s.node   ? std::string(s.node->name())
@@ -458,7 +506,7 @@ void execute(BoundRegion& region, runtime::ThreadPool& pool, const runtime::RunO
 }
 
 std::string describe(const RegionPlan& plan, int indent) {
-  static const char* kinds[] = {"kernel", "gemm+epilogue", "eigh", "cond", "host", "copy"};
+  static const char* kinds[] = {"kernel", "gemm+epilogue", "eigh", "cond", "host", "copy", "attention"};
   std::string out;
   for (const StepPlan& s : plan.steps) {
     std::string what = s.kernelIR ? s.kernelIR->name : s.node ? std::string(s.node->name()) : "";

@@ -251,6 +251,10 @@ void Emitter::emitStores(bool insideReduction) {
   for (const Store& s : k_.stores)
     if (s.insideReduction == insideReduction) values.emplace_back(&s, value(s.value));
   for (auto& [s, v] : values) {
+    if (s->buffer == Store::kScores) {  // an attention kernel's scores: back into the f32 tile they came from
+      storeElement(DType::F32, b_.CreateInBoundsGEP(b_.getFloatTy(), acc_, b_.CreateNSWSub(linear_, begin_)), v);
+      continue;
+    }
     const Buffer& out = k_.outputs[static_cast<size_t>(s->buffer)];
     storeElement(out.type.dtype, address(outputs_[static_cast<size_t>(s->buffer)], out.type, s->index), v);
   }

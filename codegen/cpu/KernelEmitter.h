@@ -8,9 +8,11 @@
 // buffers: the inputs then the outputs, one data pointer each; sizes: the
 // values of the kernel's symbolic sizes, in KernelSignature::symbols order;
 // [begin, end): the part of the flattened outer iteration space this call
-// computes (the thread pool splits it); acc (matmul_epilogue only): the GEMM
-// accumulator of outer points begin..end-1, row-major, f32 (f64 for an f64
-// GEMM), which the BLAS call just wrote and which is still in cache.
+// computes (the thread pool splits it); acc (matmul_epilogue and attention
+// only): the GEMM accumulator of outer points begin..end-1, row-major, f32
+// (f64 for an f64 GEMM), which the BLAS call just wrote and which is still
+// in cache. An attention kernel's function is its scores' epilogue: it
+// writes the scores back into acc, in place.
 //
 // Semantics are the kernel IR's (tests/differential/KernelEval.cpp is the
 // executable statement of them): each value is rounded to its dtype, with

@@ -29,6 +29,8 @@ const char* strategyName(Strategy s) {
 }
 
 Strategy chooseStrategy(const Kernel& k) {
+  if (k.attention)  // the cuda pipeline leaves attention unfused (Backend::attentionKernels)
+    throw ir::Error(fmt::format("cuda codegen: '{}' is an attention kernel, which only the cpu backend runs", k.name));
   if (k.gemm) {
     const ir::DType t = k.inputs[static_cast<size_t>(k.gemm->a)].type.dtype;
     return t == DType::F16 || t == DType::BF16 ? Strategy::GemmTensorCore : Strategy::GemmSimt;

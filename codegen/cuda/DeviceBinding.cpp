@@ -130,6 +130,7 @@ void Binding::resolve(BoundRegion& r) {
       case StepPlan::Kind::Cond: s.hostPredicate = static_cast<unsigned char*>(pinned(1)); break;
       case StepPlan::Kind::Host: bindHost(s); break;
       case StepPlan::Kind::Copy: break;
+      case StepPlan::Kind::Attention: throw ir::Error("cuda: attention kernels run on the cpu backend only");
     }
   }
 }

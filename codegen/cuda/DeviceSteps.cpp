@@ -48,6 +48,7 @@ void Executor::step(BoundStep& s, size_t depth) {
             "cudaMemcpyAsync (copy)");
       return;
     case StepPlan::Kind::Host: host(s, stream); return;
+    case StepPlan::Kind::Attention: throw ir::Error("cuda: attention kernels run on the cpu backend only");
   }
 }
 
@@ -214,6 +215,7 @@ std::string describe(const RegionPlan& plan, const Module& m, int indent) {
       case StepPlan::Kind::Cond: what = "cond"; break;
       case StepPlan::Kind::Host: what = fmt::format("host {}", s.node->name()); break;
       case StepPlan::Kind::Copy: what = "copy"; break;
+      case StepPlan::Kind::Attention: what = fmt::format("attention {}", s.kernelIR->name); break;
     }
     out += fmt::format("{:{}}{}\n", "", indent, what);
     if (s.kind == StepPlan::Kind::Cond)

@@ -88,7 +88,10 @@ struct Buffer {
 };
 
 struct Store {
-  int buffer;  // index into Kernel::outputs
+  /// An attention kernel's scores are stored into the accumulator tile
+  /// they were computed in (Attention), not into an output.
+  static constexpr int kScores = -1;
+  int buffer;  // index into Kernel::outputs, or kScores
   std::vector<IndexPtr> index;
   ExprPtr value;
   bool insideReduction;  // stored per element of the reduced dims, not per row
@@ -131,6 +134,21 @@ struct Gemm {
   std::optional<ConvAsGemm> conv;  // a convolution: aIndex, bIndex unused
 };
 
+/// An attention kernel computes out0 = softmax(scores) · in[v], the
+/// softmax over the scores' last dim (the keys), where the scores are the
+/// kernel's one store: the epilogue of `gemm` (Q · K, with a scale, a mask,
+/// a bias), stored back into the accumulator (Store::kScores). A backend
+/// computes it a block of keys at a time with an online softmax, so the
+/// score matrix is never stored whole. Outer loops: the scores' dims
+/// [batch..., queries, keys]; out0 is [batch..., queries, dv].
+struct Attention {
+  int v = -1;  // input buffer: the values [..., keys, dv]
+  /// torch's safe softmax (ir/AttentionPattern.h): zeros for a row whose
+  /// softmax is NaN (every score −inf, or a NaN among them), or for a row
+  /// whose scores are all −inf.
+  bool nanRowsToZero = false, minusInfRowsToZero = false;
+};
+
 struct Kernel {
   std::string name;
   KernelKind kind = KernelKind::Pointwise;  // what the lowering built
@@ -138,6 +156,7 @@ struct Kernel {
   std::vector<Dim> outer;        // outer loop sizes
   std::vector<Dim> reduceSizes;  // inner (reduction) loop sizes; empty if none
   std::optional<Gemm> gemm;
+  std::optional<Attention> attention;
   std::vector<Store> stores;
 };
 

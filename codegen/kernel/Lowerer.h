@@ -60,6 +60,12 @@ class Lowerer {
   void pointwiseKernel();
   void reductionKernel();
   void gemmKernel();
+  /// The GEMM of matmul (or linear) `n`, its operands kernel inputs, for
+  /// the result's point `o` (in the kernel's loop variables), summing over
+  /// variable kVar.
+  Gemm gemmOf(const ir::Node& n, const Indices& o, int64_t kVar);
+  /// softmax(epilogue(Q · K)) · V (KernelIR.h's Attention).
+  void attentionKernel();
   bool isReduced(size_t d) const;
 
   // ---- values (Lowering.cpp) ----
@@ -111,6 +117,9 @@ class Lowerer {
   const ir::Node* reduction_ = nullptr;
   const ir::Node* matmul_ = nullptr;
   const ir::Node* window_ = nullptr;
+  /// An attention kernel's: the product's point that holds the scores'
+  /// point the loops are at (empty: the loops' own point).
+  Indices accIndex_;
   size_t outerRank_ = 0;
   std::vector<int64_t> reduced_;
   std::unordered_map<std::string, ExprPtr> memo_;

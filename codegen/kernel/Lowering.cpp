@@ -3,7 +3,9 @@
 // parameters become loads, scalar constants constants, pointwise ops ops
 // over their operands at broadcast indices, shape ops index maps,
 // reductions Reduce nodes over the inner loops, the matmul of a
-// matmul_epilogue kernel the GEMM accumulator, and a window op
+// matmul_epilogue kernel the GEMM accumulator (an attention kernel's
+// first matmul the same, its softmax and second matmul a record the
+// backend computes), and a window op
 // (LowerWindows.cpp) a Reduce over its window. The fuse pass only forms
 // groups whose shapes align with one loop nest (see loopsAlign in
 // passes/FusePass.cpp); anything else is an ir::Error.
@@ -18,6 +20,7 @@
 
 #include "codegen/kernel/Lowerer.h"
 #include "codegen/kernel/Substitute.h"
+#include "ir/AttentionPattern.h"
 #include "ir/Diagnostics.h"
 #include "ir/ShapeRules.h"
 
@@ -186,7 +189,9 @@ Kernel Lowerer::run() {
     if (!matmul_ && (n->op == OpId::Matmul || n->op == OpId::Linear)) matmul_ = n.get();
     if (!window_ && isWindow(n->op)) window_ = n.get();
   }
-  if (matmul_) {
+  if (parseKernelKind(fused_.attrs.find("kind")->s) == KernelKind::Attention) {
+    attentionKernel();
+  } else if (matmul_) {
     gemmKernel();
   } else if (window_ && options_.convolutionsAsGemm && convolutionAsGemmFits(*window_)) {
     convolutionGemmKernel();
@@ -250,44 +255,70 @@ void Lowerer::gemmKernel() {
   k_.kind = KernelKind::MatmulEpilogue;
   const Shape& out = matmul_->result()->type.shape;
   k_.outer = out;
-  const Value* a = matmul_->operands[0];
-  const Value* b = matmul_->operands[1];
+  k_.gemm = gemmOf(*matmul_, vars(out.size()), static_cast<int64_t>(out.size()));
+  const Indices o = vars(out.size());
+  for (size_t i = 0; i < body_.returns.size(); ++i)
+    k_.stores.push_back({static_cast<int>(i), o, eval(body_.returns[i], o), false});
+}
+
+Gemm Lowerer::gemmOf(const Node& n, const Indices& o, int64_t kVar) {
+  const Shape& out = n.result()->type.shape;
+  const Value* a = n.operands[0];
+  const Value* b = n.operands[1];
   if (!inputOf_.count(a) || !inputOf_.count(b)) throw Error("kernel IR: a GEMM operand is computed in the kernel");
   Gemm g;
   g.a = inputOf_.at(a);
   g.b = inputOf_.at(b);
-  g.kVar = static_cast<int64_t>(out.size());
+  g.kVar = kVar;
   const IndexPtr kv = Index::var(g.kVar);
-  Indices o = vars(out.size());
-  if (matmul_->op == OpId::Linear) {
+  if (n.op == OpId::Linear) {
     g.transposeB = true;
     g.k = Index::dim(a->type.shape.back());
     g.aIndex.assign(o.begin(), o.end() - 1);
     g.aIndex.push_back(kv);
     g.bIndex = {o.back(), kv};
-  } else {
-    const size_t ra = a->type.shape.size(), rb = b->type.shape.size();
-    g.k = Index::dim(a->type.shape.back());
-    // Output dims: batch..., [m if a is a matrix], [n if b is a matrix].
-    const size_t batch = out.size() - (ra > 1) - (rb > 1);
-    Indices batchIdx(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(batch));
-    Shape batchShape(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(batch));
-    if (ra > 1) {
-      g.aIndex = broadcast(batchIdx, batchShape, Shape(a->type.shape.begin(), a->type.shape.end() - 2));
-      g.aIndex.push_back(o[batch]);
-    }
-    g.aIndex.push_back(kv);
-    if (rb > 1) {
-      g.bIndex = broadcast(batchIdx, batchShape, Shape(b->type.shape.begin(), b->type.shape.end() - 2));
-      g.bIndex.push_back(kv);
-      g.bIndex.push_back(o.back());
-    } else {
-      g.bIndex = {kv};
-    }
+    return g;
   }
-  k_.gemm = g;
-  for (size_t i = 0; i < body_.returns.size(); ++i)
-    k_.stores.push_back({static_cast<int>(i), o, eval(body_.returns[i], o), false});
+  const size_t ra = a->type.shape.size(), rb = b->type.shape.size();
+  g.k = Index::dim(a->type.shape.back());
+  // Output dims: batch..., [m if a is a matrix], [n if b is a matrix].
+  const size_t batch = out.size() - (ra > 1) - (rb > 1);
+  Indices batchIdx(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(batch));
+  Shape batchShape(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(batch));
+  if (ra > 1) {
+    g.aIndex = broadcast(batchIdx, batchShape, Shape(a->type.shape.begin(), a->type.shape.end() - 2));
+    g.aIndex.push_back(o[batch]);
+  }
+  g.aIndex.push_back(kv);
+  if (rb > 1) {
+    g.bIndex = broadcast(batchIdx, batchShape, Shape(b->type.shape.begin(), b->type.shape.end() - 2));
+    g.bIndex.push_back(kv);
+    g.bIndex.push_back(o.back());
+  } else {
+    g.bIndex = {kv};
+  }
+  return g;
+}
+
+void Lowerer::attentionKernel() {
+  const std::optional<AttentionMatch> attention = matchAttention(body_);
+  if (!attention)
+    throw Error(
+        "kernel IR: an attention kernel's body must be matmul(softmax(x), v), x pointwise ops of one other "
+        "matmul (ir/AttentionPattern.h)");
+  matmul_ = attention->scores;
+  const Shape& scores = attention->softmax.input->type.shape;
+  const Shape& product = matmul_->result()->type.shape;
+  k_.kind = KernelKind::Attention;
+  k_.outer = scores;
+  // The product's point for each point of the scores: the same row-major
+  // position (its batch dims may be regrouped, ir::regroupsBatchDims).
+  accIndex_ = product == scores ? vars(scores.size()) : unravel(ravel(vars(scores.size()), scores), product);
+  k_.gemm = gemmOf(*matmul_, accIndex_, static_cast<int64_t>(scores.size()));
+  k_.attention = Attention{inputOf_.at(attention->values->operands[1]), attention->softmax.nanRowsToZero,
+                           attention->softmax.minusInfRowsToZero};
+  const Indices o = vars(scores.size());
+  k_.stores.push_back({Store::kScores, o, eval(attention->softmax.input, o), false});
 }
 
 ExprPtr Lowerer::eval(const Value* v, const Indices& idx) {
@@ -361,7 +392,7 @@ ExprPtr Lowerer::compute(const Value* v, const Indices& idx) {
 
 ExprPtr Lowerer::gemmAccumulator(const Node& n, const Indices& idx, std::shared_ptr<Expr> e) {
   // The accumulator holds the element being stored and no other.
-  if (!sameIndex(idx, vars(n.result()->type.rank())))
+  if (!sameIndex(idx, accIndex_.empty() ? vars(n.result()->type.rank()) : accIndex_))
     throw Error("kernel IR: the epilogue reads the matmul result through an index map");
   e->kind = Expr::Kind::Acc;
   if (n.op != OpId::Linear || n.operands.size() != 3) return e;

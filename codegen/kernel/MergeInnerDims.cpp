@@ -38,7 +38,8 @@ bool testsBounds(const Expr& e, std::unordered_set<const Expr*>& seen) {
 }  // namespace
 
 Kernel mergeShortInnerDims(Kernel k) {
-  if (k.kind == KernelKind::Reduction) return k;
+  if (k.kind == KernelKind::Reduction || k.kind == KernelKind::Attention)
+    return k;  // (attention: the keys stay the last dim)
   // A padded window's reads clamp each coordinate: merged, every one would
   // be a division and a remainder per element, which no vector unit has.
   std::unordered_set<const Expr*> seen;

@@ -57,6 +57,8 @@ namespace {
 /// once become temporaries (t0, t1, ...), defined in the outer loop when
 /// they depend only on the outer variables and in the inner loop otherwise.
 class Printer {
+  static constexpr const char* kScores = "scores";
+
  public:
   explicit Printer(const Kernel& k) : k_(k), outerRank_(static_cast<int64_t>(k.outer.size())) {}
 
@@ -113,7 +115,8 @@ class Printer {
     }
     for (const Store& s : k_.stores) countUses(s.value);
     for (const Store& s : k_.stores) {
-      std::string line = fmt::format("{}[{}] = {}", k_.outputs[s.buffer].name, list(s.index), render(s.value, false));
+      const std::string& target = s.buffer == Store::kScores ? kScores : k_.outputs[s.buffer].name;
+      std::string line = fmt::format("{}[{}] = {}", target, list(s.index), render(s.value, false));
       (s.insideReduction ? inner_ : outer_).push_back(line);
     }
     out += "  for " + loops(k_.outer, 0) + ":\n";
@@ -122,6 +125,12 @@ class Printer {
       out += "    for " + loops(k_.reduceSizes, k_.outer.size()) + ":\n";
       for (const std::string& l : inner_) out += "      " + l + "\n";
     }
+    if (k_.attention)  // the softmax over the keys (the last loop) and the second GEMM
+      out += fmt::format("  {} = {}softmax({} over i{}) * {}\n", k_.outputs[0].name,
+                         k_.attention->nanRowsToZero        ? "nan_to_zero_"
+                         : k_.attention->minusInfRowsToZero ? "masked_to_zero_"
+                                                            : "",
+                         kScores, k_.outer.size() - 1, k_.inputs[k_.attention->v].name);
     return out;
   }
 

@@ -114,7 +114,7 @@ void runPipeline(Pipelined& p, const Graph& graph, const CompileOptions& options
   if (p.backend.runsPipeline()) {
     passes::PassManager pm(passes::PassManagerOptions{.cancel = options.cancel});
     if (options.passes.empty())
-      passes::addDefaultPipeline(pm);
+      passes::addDefaultPipeline(pm, {.attentionKernels = p.backend.attentionKernels()});
     else if (!passes::addPipeline(pm, options.passes, p.diags))
       fail(p.diags);
     start = std::chrono::steady_clock::now();

@@ -87,6 +87,35 @@ def test_attention_block_is_one_partition():
     assert_one_partition()
 
 
+class Sdpa(nn.Module):
+    def __init__(self, causal):
+        super().__init__()
+        self.causal = causal
+
+    def forward(self, q, k, v, mask):
+        if self.causal:
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_is_one_attention_kernel(tmp_path, monkeypatch, causal):
+    # torch's SDPA decomposes to bmm's and its safe softmax (rows of -inf
+    # only give zeros, as eager's do): one attention kernel on the cpu.
+    monkeypatch.setenv("GRAPHC_DEBUG_DIR", str(tmp_path))
+    q, k, v = torch.randn(2, 4, 40, 16), torch.randn(2, 4, 40, 16), torch.randn(2, 4, 40, 16)
+    mask = torch.zeros(2, 1, 40, 40)
+    mask[1, :, 3, :] = float("-inf")  # a row with every key masked
+    mask[0, :, :, 30:] = float("-inf")
+    got, expected = run_both(Sdpa(causal).eval(), q, k, v, mask)
+    torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+    assert_one_partition()
+    (dump,) = os.listdir(tmp_path)
+    (fused,) = [f for f in os.listdir(tmp_path / dump) if f.endswith("_after_fuse-attention.graph")]
+    text = (tmp_path / dump / fused).read_text()
+    assert text.count('kind = "attention"') == 1, text
+
+
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_torch_cond_becomes_a_graphc_cond(sign):
     x = torch.rand(3, 8) * sign

@@ -318,7 +318,7 @@ void convolutionGemm(const GemmProblem& p, const TileEpilogue& epilogue, GemmScr
           for (int64_t j = 0; j < perGroup; j += nr)
             kernel.runIndirect(k, windows.data(), g.offsets().data(), filters + gi * groupFloats + j * k,
                                flipped + i * channels + gi * perGroup + j, channels, rows,
-                               static_cast<int>(std::min<int64_t>(nr, perGroup - j)));
+                               static_cast<int>(std::min<int64_t>(nr, perGroup - j)), false);
         }
       }
       // Each image's part of the block, back to channels × positions.

@@ -1,6 +1,6 @@
 // The cpu backend's GEMM machinery (runtime/cpu/Gemm.h, gemm/): every
 // micro-kernel this CPU has against a naive product in double, on full and
-// partial register blocks; the packed GEMM on the shapes that take each of
+// partial register blocks, and its softmax row steps against std::exp; the packed GEMM on the shapes that take each of
 // its paths (constant operands packed once, B packed before the tiles,
 // split columns, transposed tiles, broadcast batches); and the convolutions
 // lowered to it (groups 1 of every rank, stride, padding and dilation;
@@ -8,6 +8,7 @@
 // plan checked to really run them as GEMMs.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include <fmt/format.h>
@@ -91,8 +92,15 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
             image[static_cast<size_t>(i * (k + 3) + p + 2)] = a[static_cast<size_t>(p * mr + i)];
         }
         std::vector<float> indirect(static_cast<size_t>(mr * ldc), 1234.5f);
-        kernel->runIndirect(k, rowPointers.data(), offsets.data(), b.data(), indirect.data(), ldc, rows, cols);
+        kernel->runIndirect(k, rowPointers.data(), offsets.data(), b.data(), indirect.data(), ldc, rows, cols, false);
         EXPECT_EQ(0, std::memcmp(indirect.data(), c.data(), c.size() * sizeof(float))) << what << " (indirect)";
+        // accumulate adds the product to what C holds (an attention kernel's later blocks of keys)
+        twice = indirect;
+        kernel->runIndirect(k, rowPointers.data(), offsets.data(), b.data(), twice.data(), ldc, rows, cols, true);
+        for (int i = 0; i < rows; ++i)
+          for (int j = 0; j < cols; ++j)
+            expectNear(twice[static_cast<size_t>(i * ldc + j)], 2.0 * c[static_cast<size_t>(i * ldc + j)],
+                       static_cast<double>(k), what + " (indirect, accumulate)");
       }
     }
     // Depthwise: channels-last image, every position's origin and the taps.
@@ -129,6 +137,42 @@ TEST(MicroKernels, EveryKernelThisCpuHasMatchesANaiveProduct) {
 // as √k; the kernels sum blocks of k apart, so that at k = 4096 (a large
 // linear layer) they stay as close as the BLAS eager PyTorch calls (~3
 // units of rounding, RMS, relative), not ~19 as one chain is.
+TEST(MicroKernels, SoftmaxRowsMatchStdExp) {
+  // An attention kernel's row steps (runtime/cpu/Attention.h): the row's
+  // maximum with NaN propagated, and exp(s − max) with its sum; 0 where the
+  // result would be subnormal, NaN kept. Row lengths around the vector widths.
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const MicroKernel* kernel : everyKernel()) {
+    for (int64_t n : {0, 1, 7, 8, 15, 16, 17, 33, 100}) {
+      std::vector<float> row = randomFloats(static_cast<size_t>(n), 5);
+      for (float& x : row) x *= 30.0f;  // exponents down to e^-60
+      if (n > 3) row[2] = -inf;         // a masked key
+      if (n > 5) row[4] = -100.0f;      // exp(−100 − max) is below FLT_MIN: 0
+      const std::string what = fmt::format("{} (mr {}, nr {}), n = {}", kernel->isa, kernel->mr, kernel->nr, n);
+      float max = -inf;
+      for (float x : row) max = std::max(max, x);
+      EXPECT_EQ(kernel->rowMax(row.data(), n), max) << what;
+      std::vector<float> exps = row;
+      const float sum = kernel->expAndSum(exps.data(), n, max);
+      double want = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const double e = std::exp(double(row[static_cast<size_t>(j)] - max));  // (the difference rounded, as in f32)
+        const double expected = e < std::numeric_limits<float>::min() ? 0.0 : e;
+        EXPECT_NEAR(exps[static_cast<size_t>(j)], expected, 4e-7 * expected) << what << " at " << j;
+        want += expected;
+      }
+      EXPECT_NEAR(sum, want, 1e-6 * want) << what;
+      if (n > 9) {
+        std::vector<float> nan = row;
+        nan[9] = std::numeric_limits<float>::quiet_NaN();
+        EXPECT_TRUE(std::isnan(kernel->rowMax(nan.data(), n))) << what;
+        EXPECT_TRUE(std::isnan(kernel->expAndSum(nan.data(), n, max))) << what;
+        EXPECT_TRUE(std::isnan(nan[9])) << what;
+      }
+    }
+  }
+}
+
 TEST(MicroKernels, LongReductionsStayCloseToTheExactSum) {
   for (const MicroKernel* kernel : everyKernel()) {
     const int mr = kernel->mr, nr = kernel->nr;

@@ -70,6 +70,7 @@ int listPasses() {
   std::string pipeline;
   for (const auto& p : pm.passes()) pipeline += (pipeline.empty() ? "" : ",") + std::string(p->name());
   std::printf("Default pipeline: %s\n", pipeline.c_str());
+  std::puts("  (then fuse-attention where the device runs attention kernels: cpu)");
   return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "frontend/api/Api.h"
 #include "frontend/onnx/OnnxImporter.h"
+#include "passes/PassManager.h"
 #include "runtime/FileIO.h"
 #include "runtime/reference/Interpreter.h"
 #include "tests/support/Tolerance.h"
@@ -90,12 +91,24 @@ std::string compare(const runtime::Tensor& got, const runtime::Tensor& want, siz
 /// The first line of an error, without the listing that follows it.
 std::string firstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+/// The graph as the cuda backend's pipeline leaves it, for the NVRTC check:
+/// the default pipeline without attention kernels, which only the cpu
+/// backend runs (codegen::Backend::attentionKernels).
+std::shared_ptr<const Graph> cudaPipelined(const ir::Module& module) {
+  std::unique_ptr<ir::Module> m = ir::clone(module);
+  passes::PassManager pm;
+  passes::addDefaultPipeline(pm, {.attentionKernels = false});
+  ir::DiagnosticEngine diags;
+  if (!pm.run(*m, diags)) return nullptr;
+  return std::make_shared<const Graph>(std::move(m));
+}
+
 std::vector<runtime::Tensor> runOn(Backend b, const ir::Module& module, const std::vector<runtime::Tensor>& inputs,
                                    TestResult& result) {
   if (b == Backend::Reference) return runtime::interpret(*module.entry(), inputs);
   Graph g(ir::clone(module));
   Executable exe = compile(g, {.device = b == Backend::Cpu ? Device::Cpu : Device::Cuda});
-  if (b == Backend::Cpu) result.optimized = std::make_shared<Graph>(exe.optimized());
+  if (b == Backend::Cpu) result.optimized = cudaPipelined(module);
   return exe.run(inputs);
 }
 

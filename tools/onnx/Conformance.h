@@ -22,8 +22,8 @@ const char* backendName(Backend b);
 
 struct TestResult {
   std::string suite, name;
-  /// The graph after the pipeline (from the cpu compile), for the NVRTC
-  /// check of its kernels; null when the test did not get that far.
+  /// The graph after the cuda backend's pipeline, for the NVRTC check of
+  /// its kernels; null when the test did not get that far.
   std::shared_ptr<const void> optimized;
   /// Set when graphc does not support what the test uses: the unsupported
   /// op types (all of them), else the first unsupported feature.

@@ -6,11 +6,12 @@
 //   runIndirect  A[i, p] = rows[i][offsets[p]]: a convolution's input read
 //                in place (XNNPACK's indirect GEMM), each row an output
 //                position's window in the padded image, so no im2col is
-//                ever written;
+//                ever written; an attention kernel's Q and scores rows,
+//                read where they lie;
 //
 // and B always a packed panel (k × NR); and a depthwise convolution,
 // channels-last, a vector of channels at a time, or NCHW, a vector of
-// output columns at a time. There is one implementation per
+// output columns at a time; and a softmax row's max and exp. There is one implementation per
 // instruction set, each compiled with that set's flags
 // (MicroKernelAvx512.cpp, MicroKernelAvx2.cpp, MicroKernelGeneric.cpp, all
 // from the templates in MicroKernelImpl.h); the host's kernels are picked
@@ -48,7 +49,7 @@ struct MicroKernel {
   void (*run)(int64_t k, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols, bool accumulate);
   /// The same with A[i, p] = rows[i][offsets[p]] (all mr row pointers valid).
   void (*runIndirect)(int64_t k, const float* const* rows, const int64_t* offsets, const float* b, float* c,
-                      int64_t ldc, int nrows, int cols);
+                      int64_t ldc, int nrows, int cols, bool accumulate);
   /// A depthwise convolution on a channels-last image (zero-bordered):
   /// out[q·ldo + j] = Σ_t image[(origins[q] + taps[t])·channels + j] ·
   /// weights[t·channels + j] for q < count, j < width ≤ the vector width,
@@ -64,6 +65,13 @@ struct MicroKernel {
   /// window at (oy·sy, ox·sx) of the padded plane (−inf bordered), NaN
   /// where the window holds one.
   void (*maxPoolPlane)(const DepthwisePlane& plane, const float* phases, float* out);
+  /// A softmax row's steps (an attention kernel's, runtime/cpu/Attention.h):
+  /// the maximum of s[0..n) (−inf for n = 0, NaN where one is NaN); and
+  /// s[j] = exp(s[j] − max) in place, returning Σ s[j] — exp as the cpu
+  /// kernels compute it (0 where the result would be subnormal, so a
+  /// masked score costs no subnormal arithmetic).
+  float (*rowMax)(const float* s, int64_t n);
+  float (*expAndSum)(float* s, int64_t n, float max);
 };
 
 /// An instruction set's kernels, widest columns first (the first is the

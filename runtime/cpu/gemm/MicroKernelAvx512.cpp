@@ -20,7 +20,23 @@ struct Zmm {
   static type load(const float* p) { return _mm512_loadu_ps(p); }
   static type broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static type fma(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
+  static type add(type a, type b) { return _mm512_add_ps(a, b); }
+  static type sub(type a, type b) { return _mm512_sub_ps(a, b); }
   static void store(float* p, type v) { _mm512_storeu_ps(p, v); }
+  /// exp(x) for x ≤ 0 or NaN: Ymm::expNonPositive's, 2^n by scalef.
+  static type expNonPositive(type x) {
+    const type lowest = _mm512_set1_ps(-87.33654475055310898657f);
+    const type clamped = _mm512_max_ps(x, lowest);
+    const type n = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.4426950408889634f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    type r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693145751953125f), clamped);
+    r = _mm512_fmadd_ps(n, _mm512_set1_ps(-1.428606765330187e-06f), r);
+    type p = _mm512_set1_ps(1.0f / 5040);
+    for (const float c : {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f})
+      p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
+    const type result = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lowest, _CMP_NLT_UQ), _mm512_scalef_ps(p, n));
+    return _mm512_mask_mov_ps(result, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+  }
   /// max(acc, x), NaN wherever either is (Ymm::maxNan's rule).
   static type maxNan(type acc, type x) {
     return _mm512_mask_mov_ps(_mm512_max_ps(x, acc), _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);

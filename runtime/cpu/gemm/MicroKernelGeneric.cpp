@@ -2,6 +2,8 @@
 // accumulators, which the compiler keeps in registers and vectorises as
 // far as the baseline instruction set allows. What runs where neither
 // AVX2 nor AVX-512 is there; and the choice of the host's kernels.
+#include <cmath>
+
 #include "runtime/cpu/gemm/MicroKernel.h"
 
 namespace graphc::runtime::cpu::gemm {
@@ -14,7 +16,11 @@ struct Scalar {
   static type load(const float* p) { return *p; }
   static type broadcast(const float* p) { return *p; }
   static type fma(type a, type b, type c) { return a * b + c; }
+  static type add(type a, type b) { return a + b; }
+  static type sub(type a, type b) { return a - b; }
   static void store(float* p, type v) { *p = v; }
+  /// exp(x) for x ≤ 0 or NaN, 0 below ln(FLT_MIN) (as the vector ones).
+  static type expNonPositive(type x) { return x < -87.33654475055310898657f ? 0.0f : std::exp(x); }
   /// max(acc, x), NaN wherever either is.
   static type maxNan(type acc, type x) { return x != x || x > acc ? x : acc; }
 };

@@ -1,7 +1,9 @@
 // The micro-kernels' one definition, instantiated per instruction set by
 // the MicroKernel*.cpp files (each includes this inside its own namespace
 // and compiles with its own target flags). `V` is the vector type's traits:
-// width, zero, load, broadcast, fma, store.
+// width, zero, load, broadcast, fma, add, sub, store, maxNan and
+// expNonPositive (exp of x ≤ 0 as the cpu kernels' expF32: 0 below
+// ln(FLT_MIN), NaN kept).
 //
 // Included only by those files: no include guard on purpose, no namespace.
 
@@ -92,10 +94,12 @@ void microKernel(int64_t k, const float* a, const float* b, float* c, int64_t ld
 
 /// C = A · B with A read through an indirection: A[i, p] = rows[i][offsets[p]]
 /// (a convolution: row i is an output position's window origin in the
-/// padded image, offsets[p] the reduction point's offset from it).
+/// padded image, offsets[p] the reduction point's offset from it; an
+/// attention kernel: row i a row of Q or of the scores, offsets[p] = p);
+/// C += A · B with `accumulate`.
 template <class V, int MR, int NV>
 void indirectKernel(int64_t k, const float* const* rows, const int64_t* offsets, const float* b, float* c, int64_t ldc,
-                    int nrows, int cols) {
+                    int nrows, int cols, bool accumulate) {
   constexpr int W = V::width, NR = W * NV;
   const float* row[MR];
 #pragma GCC unroll 16
@@ -120,7 +124,7 @@ void indirectKernel(int64_t k, const float* const* rows, const int64_t* offsets,
       }
       b += NR;
     }
-    storeBlock<V, MR, NV>(acc, c, ldc, nrows, cols, p0 > 0);
+    storeBlock<V, MR, NV>(acc, c, ldc, nrows, cols, accumulate || p0 > 0);
   }
 }
 
@@ -192,10 +196,54 @@ void maxPoolPlane(const DepthwisePlane& g, const float* phases, float* out) {
   planeRows<V, true>(g, phases, nullptr, out);
 }
 
+/// MicroKernel::rowMax.
+template <class V>
+float rowMax(const float* s, int64_t n) {
+  constexpr int W = V::width;
+  constexpr float lowest = -__builtin_inff();
+  typename V::type m = V::broadcast(&lowest);
+  int64_t j = 0;
+  for (; j + W <= n; j += W) m = V::maxNan(m, V::load(s + j));
+  float lanes[W];
+  V::store(lanes, m);
+  float r = lowest;
+  for (int i = 0; i < W; ++i) r = lanes[i] != lanes[i] || lanes[i] > r ? lanes[i] : r;
+  for (; j < n; ++j) r = s[j] != s[j] || s[j] > r ? s[j] : r;
+  return r;
+}
+
+/// MicroKernel::expAndSum.
+template <class V>
+float expAndSum(float* s, int64_t n, float max) {
+  constexpr int W = V::width;
+  const typename V::type m = V::broadcast(&max);
+  typename V::type sum = V::zero();
+  int64_t j = 0;
+  for (; j + W <= n; j += W) {
+    const typename V::type e = V::expNonPositive(V::sub(V::load(s + j), m));
+    V::store(s + j, e);
+    sum = V::add(sum, e);
+  }
+  float lanes[W];
+  V::store(lanes, sum);
+  float total = 0.0f;
+  for (int i = 0; i < W; ++i) total += lanes[i];
+  if (j < n) {  // the last, partial vector through a local tile
+    float tile[W];
+    for (int i = 0; i < W; ++i) tile[i] = j + i < n ? s[j + i] : max;
+    V::store(tile, V::expNonPositive(V::sub(V::load(tile), m)));
+    for (int64_t i = 0; j + i < n; ++i) {
+      s[j + i] = tile[i];
+      total += tile[i];
+    }
+  }
+  return total;
+}
+
 /// A MicroKernel of these templates: the GEMM's MR × (V::width · NV)
 /// register block, this instruction set's own channels-last depthwise
 /// kernel (`depthwise`, `depthwiseWidth` channels a call), and the plane
-/// kernels on PlaneV vectors.
+/// kernels and softmax rows on PlaneV vectors.
 template <class V, int MR, int NV, class PlaneV = V>
 MicroKernel kernelOf(const char* isa, decltype(MicroKernel::depthwise) depthwise, int depthwiseWidth) {
   return {isa,
@@ -206,5 +254,7 @@ MicroKernel kernelOf(const char* isa, decltype(MicroKernel::depthwise) depthwise
           depthwise,
           depthwiseWidth,
           &depthwisePlane<PlaneV>,
-          &maxPoolPlane<PlaneV>};
+          &maxPoolPlane<PlaneV>,
+          &rowMax<PlaneV>,
+          &expAndSum<PlaneV>};
 }
