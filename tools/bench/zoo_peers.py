@@ -10,6 +10,9 @@ fresh process per runtime, in turn,
   - graphc       `graphc bench MODEL.onnx` (GRAPHC_NUM_THREADS),
   - onnxruntime  an InferenceSession (CPU provider, all graph optimisations,
                  intra-op threads as many), in `python zoo_peers.py --time-ort`,
+  - OpenVINO     the CPU plugin (PyPI's openvino) in f32 and in bf16 (its
+                 default on a CPU with AVX512-BF16), as many inference
+                 threads, one stream, in `python zoo_peers.py --time-ov`,
 
 and each process reports the median of --iters runs after a warm-up. A
 runtime's time is its least median over the rounds (host noise only ever
@@ -164,18 +167,60 @@ def ort_process(path, iters, threads):
     print(f"median {times[len(times) // 2]:.4f} ms")
 
 
+def time_openvino(path, iters, threads, precision):
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--time-ov", path, "--precision", precision,
+                          "--iters", str(iters), "--threads", str(threads)], capture_output=True, text=True,
+                         timeout=1800)
+    m = re.search(r"median ([0-9.]+) ms", out.stdout)
+    if not m:
+        raise RuntimeError(f"OpenVINO ({precision}) failed on {path}: {out.stderr[-400:]}")
+    return float(m.group(1))
+
+
+def openvino_process(path, iters, threads, precision):
+    """The OpenVINO side, in this process: compile for the CPU plugin
+    (latency hint: one stream, `threads` inference threads, the given
+    precision), warm up, time synchronous inferences."""
+    import numpy as np
+    import openvino as ov
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(path), "CPU", {
+        "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_PRECISION_HINT": precision})
+    request = compiled.create_infer_request()
+    rng = np.random.default_rng(1)
+    feed = {i.any_name: rng.standard_normal(list(i.shape)).astype(np.float32) for i in compiled.inputs}
+    for _ in range(3):
+        request.infer(feed)
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        request.infer(feed)
+        times.append((time.perf_counter() - start) * 1e3)
+    times.sort()
+    print(f"median {times[len(times) // 2]:.4f} ms")
+
+
+def geomean(values):
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
 def markdown(rows, profiles, peak, args):
     lines = [BEGIN, "",
              f"Measured {date.today()} by `tools/bench/zoo_peers.py build --batches {args.batches} --rounds "
              f"{args.rounds} --threads {args.threads}`: each runtime in a process of its own, rounds interleaved, "
              f"the least median of {args.iters} runs kept (fewer at batch 8); torchvision at 224×224, weights=None. "
-             "**ratio**: graphc's time over onnxruntime's (below 1: graphc is faster).", "",
-             "| model | batch | graphc ms | onnxruntime ms | ratio |", "|---|---:|---:|---:|---:|"]
+             "**ratio**: graphc's time over onnxruntime's (below 1: graphc is faster); **/ OV**: over OpenVINO's "
+             "in f32; OpenVINO bf16 is its default precision on this CPU (AVX512-BF16), for reference.", "",
+             "| model | batch | graphc ms | onnxruntime ms | OpenVINO f32 ms | OpenVINO bf16 ms | ratio | / OV |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['model']} | {r['batch']} | {r['graphc']:.2f} | {r['ort']:.2f} | **{r['ratio']:.2f}** |")
+        lines.append(f"| {r['model']} | {r['batch']} | {r['graphc']:.2f} | {r['ort']:.2f} | {r['ov_f32']:.2f} "
+                     f"| {r['ov_bf16']:.2f} | **{r['ratio']:.2f}** | {r['graphc'] / r['ov_f32']:.2f} |")
     for batch in sorted({r["batch"] for r in rows}):
-        ratios = [r["ratio"] for r in rows if r["batch"] == batch]
-        lines.append(f"| geomean | {batch} | | | **{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}** |")
+        at = [r for r in rows if r["batch"] == batch]
+        lines.append(f"| geomean | {batch} | | | | | **{geomean([r['ratio'] for r in at]):.2f}** "
+                     f"| {geomean([r['graphc'] / r['ov_f32'] for r in at]):.2f} |")
     if profiles:
         lines += ["", f"graphc's profile at batch {min(int(b) for b in args.batches.split(','))} "
                   f"(`graphc bench --profile`, one run of 20): the GEMM steps' (convolutions, matmuls, pools) "
@@ -210,26 +255,36 @@ def main():
     parser.add_argument("--markdown", default="")
     parser.add_argument("--no-profile", action="store_true", help="skip graphc's per-step profile")
     parser.add_argument("--time-ort", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--time-ov", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--precision", default="f32", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.time_ort:
         ort_process(args.time_ort, args.iters, args.threads)
+        return
+    if args.time_ov:
+        openvino_process(args.time_ov, args.iters, args.threads, args.precision)
         return
     rows = []
     for name in args.models.split(","):
         for batch in [int(b) for b in args.batches.split(",")]:
             path = export(name, batch)
             iters = max(5, args.iters // batch)
-            best = {"graphc": math.inf, "ort": math.inf}
+            best = {"graphc": math.inf, "ort": math.inf, "ov_f32": math.inf, "ov_bf16": math.inf}
             for _ in range(args.rounds):
                 best["graphc"] = min(best["graphc"], time_graphc(args.build, path, iters, args.threads))
                 best["ort"] = min(best["ort"], time_ort(path, iters, args.threads))
+                for precision in ("f32", "bf16"):
+                    key = f"ov_{precision}"
+                    best[key] = min(best[key], time_openvino(path, iters, args.threads, precision))
             row = {"model": name, "batch": batch, **best, "ratio": best["graphc"] / best["ort"]}
             rows.append(row)
             print(f"{name:22s} b{batch}  graphc {row['graphc']:8.2f} ms  onnxruntime {row['ort']:8.2f} ms  "
-                  f"ratio {row['ratio']:.2f}", flush=True)
+                  f"OpenVINO f32 {row['ov_f32']:8.2f} ms  bf16 {row['ov_bf16']:8.2f} ms  ratio {row['ratio']:.2f}  "
+                  f"/ OV f32 {row['graphc'] / row['ov_f32']:.2f}", flush=True)
     for batch in sorted({r["batch"] for r in rows}):
-        ratios = [r["ratio"] for r in rows if r["batch"] == batch]
-        print(f"geomean b{batch}: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}")
+        at = [r for r in rows if r["batch"] == batch]
+        print(f"geomean b{batch}: {geomean([r['ratio'] for r in at]):.2f} against onnxruntime, "
+              f"{geomean([r['graphc'] / r['ov_f32'] for r in at]):.2f} against OpenVINO f32")
     profiles, peak = {}, math.nan
     if not args.no_profile:
         peak = fma_peak(args.build)
