@@ -31,7 +31,8 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
+
+from zoo_peers import print_median_ms  # (this folder: the script's own)
 
 CACHE = os.path.expanduser("~/.cache/graphc/attention-peers")
 BATCH, SEQUENCE, VOCAB = 2, 128, 1000
@@ -126,15 +127,7 @@ def ort_process(path, iters, threads):
     """The onnxruntime side, in this process: load, warm up, time."""
     session, _ = ort_session(path, threads)
     feed = ort_feed()
-    for _ in range(3):
-        session.run(None, feed)
-    times = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        session.run(None, feed)
-        times.append((time.perf_counter() - start) * 1e3)
-    times.sort()
-    print(f"median {times[len(times) // 2]:.4f} ms")
+    print_median_ms(lambda: session.run(None, feed), iters)
 
 
 def ort_attention_ms(path, threads, runs=50):

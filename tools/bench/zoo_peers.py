@@ -144,6 +144,20 @@ def time_ort(path, iters, threads):
     return float(m.group(1))
 
 
+def print_median_ms(call, iters, warmups=3):
+    """Warms `call` up, times `iters` calls and prints their median as
+    the parent process reads it ("median X ms")."""
+    for _ in range(warmups):
+        call()
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1e3)
+    times.sort()
+    print(f"median {times[len(times) // 2]:.4f} ms")
+
+
 def ort_process(path, iters, threads):
     """The onnxruntime side, in this process: load, warm up, time."""
     import numpy as np
@@ -156,15 +170,7 @@ def ort_process(path, iters, threads):
     rng = np.random.default_rng(1)
     feed = {i.name: rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape]).astype(np.float32)
             for i in session.get_inputs()}
-    for _ in range(3):
-        session.run(None, feed)
-    times = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        session.run(None, feed)
-        times.append((time.perf_counter() - start) * 1e3)
-    times.sort()
-    print(f"median {times[len(times) // 2]:.4f} ms")
+    print_median_ms(lambda: session.run(None, feed), iters)
 
 
 def time_openvino(path, iters, threads, precision):
@@ -190,15 +196,7 @@ def openvino_process(path, iters, threads, precision):
     request = compiled.create_infer_request()
     rng = np.random.default_rng(1)
     feed = {i.any_name: rng.standard_normal(list(i.shape)).astype(np.float32) for i in compiled.inputs}
-    for _ in range(3):
-        request.infer(feed)
-    times = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        request.infer(feed)
-        times.append((time.perf_counter() - start) * 1e3)
-    times.sort()
-    print(f"median {times[len(times) // 2]:.4f} ms")
+    print_median_ms(lambda: request.infer(feed), iters)
 
 
 def geomean(values):
