@@ -48,6 +48,12 @@ void multiply(const MicroKernel& mk, const float* const* rows, int64_t count, in
                      static_cast<int>(std::min<int64_t>(mk.nr, cols - c0)), accumulate);
 }
 
+bool allFinite(const float* x, int64_t n) {
+  bool finite = true;
+  for (int64_t i = 0; i < n; ++i) finite &= std::isfinite(x[i]);
+  return finite;
+}
+
 /// Row pointers base + r·stride for r < count, padded with the first to a
 /// whole number of micro-kernel panels (the kernel reads every pointer).
 void rowPointers(std::vector<const float*>& out, const float* base, int64_t stride, int64_t count, int mr) {
@@ -63,7 +69,7 @@ void rowBlock(const AttentionProblem& p, const ScoresEpilogue& epilogue, const M
   s.k.resize(static_cast<size_t>(gemm::packedFloats(block, p.d, mk.nr)));
   s.scores.resize(static_cast<size_t>(rows * block));
   s.v.resize(static_cast<size_t>(gemm::packedFloats(p.dv, block, mk.nr)));
-  s.o.resize(static_cast<size_t>(rows * p.dv));
+  s.o.assign(static_cast<size_t>(rows * p.dv), 0.0f);
   s.max.assign(static_cast<size_t>(rows), kLowest);
   s.sum.assign(static_cast<size_t>(rows), 0.0);
   if (s.offsets.size() < static_cast<size_t>(std::max(p.d, block))) {
@@ -84,16 +90,18 @@ void rowBlock(const AttentionProblem& p, const ScoresEpilogue& epilogue, const M
     }
     // The online softmax: this block's exponentials against the row's new
     // maximum, the earlier blocks' sum and output rescaled to it.
+    bool contributes = false;  // some row has a score above −inf (or NaN) in this block
     for (int64_t r = 0; r < rows; ++r) {
       float* row = scores + r * block;
       const auto i = static_cast<size_t>(r);
       const float blockMax = mk.rowMax(row, n), before = s.max[i];
-      const float max = std::isnan(blockMax) || std::isnan(before) ? std::numeric_limits<float>::quiet_NaN()
-                                                                   : std::max(before, blockMax);
-      if (max == kLowest) {  // every score so far −inf: nothing to add yet
+      if (blockMax == kLowest) {  // every score of the block −inf: it adds nothing to the row
         std::fill(row, row + n, 0.0f);
         continue;
       }
+      contributes = true;
+      const float max = std::isnan(blockMax) || std::isnan(before) ? std::numeric_limits<float>::quiet_NaN()
+                                                                   : std::max(before, blockMax);
       s.sum[i] = s.sum[i] * std::exp(before - max) + mk.expAndSum(row, n, max);
       if (j0 > 0 && before != max) {
         const float rescale = std::exp(before - max);
@@ -101,8 +109,13 @@ void rowBlock(const AttentionProblem& p, const ScoresEpilogue& epilogue, const M
       }
       s.max[i] = max;
     }
-    gemm::packB({p.v + p.vOffsets[at] + j0 * p.dv, p.dv, 1}, 0, p.dv, n, mk.nr, s.v.data());
-    multiply(mk, s.scoreRows.data(), rows, p.dv, n, s.offsets.data(), s.v.data(), s.o.data(), p.dv, j0 > 0);
+    const float* values = p.v + p.vOffsets[at] + j0 * p.dv;
+    // A block every row masks adds 0 · V: skipped (a causal mask's blocks
+    // above the diagonal) unless V holds an inf or NaN there, whose 0 · inf
+    // the unfused product would carry into the result.
+    if (!contributes && allFinite(values, n * p.dv)) continue;
+    gemm::packB({values, p.dv, 1}, 0, p.dv, n, mk.nr, s.v.data());
+    multiply(mk, s.scoreRows.data(), rows, p.dv, n, s.offsets.data(), s.v.data(), s.o.data(), p.dv, true);
   }
   for (int64_t r = 0; r < rows; ++r) {
     const auto i = static_cast<size_t>(r);

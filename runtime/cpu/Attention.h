@@ -9,8 +9,9 @@
 //   m' = max(m, rowmax S);  P = exp(S − m')
 //   l = l·exp(m − m') + rowsum P;  O = O·exp(m − m') + P · V_block
 //
-// and writes O / l. The score matrix exists one block of rows × keys at a
-// time, in cache; Q, K and V are read where they lie (per batch offsets, so
+// and writes O / l; a block whose scores are all −inf so far (a causal
+// mask above the diagonal) skips its P · V. The score matrix exists one
+// block of rows × keys at a time, in cache; Q, K and V are read where they lie (per batch offsets, so
 // broadcast batch dims cost nothing).
 //
 // Against the unfused kernels (matmul + epilogue, softmax, matmul): the

@@ -3,8 +3,10 @@
 // edge of the blocked computation — rows that are not a whole micro-kernel
 // panel, several row blocks, several key blocks (the online softmax's
 // rescaling), d and dv of 1 or odd, broadcast and regrouped batch dims,
-// one query (decode), symbolic sizes — and the rows whose softmax is NaN
-// (every score −inf, a NaN score), with and without torch's safe softmax.
+// one query (decode), symbolic sizes, causal masks (whose blocks above the
+// diagonal are skipped, unless a value there is inf) — and the rows whose
+// softmax is NaN (every score −inf, a NaN score), with and without torch's
+// safe softmax.
 // Each graph must become one attention kernel; its results must match
 // within torch's f32 tolerance, NaN where the reference has NaN; a second
 // run with other inputs (the rebinding path) must match too.
@@ -28,7 +30,9 @@ struct Case {
   std::string text;  // parameters q, k, v [, mask]
   std::vector<std::vector<int64_t>> shapes;
   /// How the mask (parameter 3) is filled: 0 or −inf at random ("random"),
-  /// −inf for the whole of batch index 1 ("batch1"), or a NaN ("nan").
+  /// −inf for the whole of batch index 1 ("batch1"), a NaN ("nan"), causal
+  /// (−inf above the diagonal of its last two dims: "causal"), or causal with
+  /// an inf among the values of the last key ("causal_inf_value").
   std::string mask = "random";
 };
 
@@ -113,6 +117,16 @@ std::vector<Case> cases() {
             "2, 2, 9, 300", "2, 2, 9, 8", true, true),
        {{2, 2, 9, 8}, {2, 2, 8, 300}, {2, 2, 300, 8}, {2, 1, 1, 300}},
        "batch1"},
+      {"causal_blocks_above_the_diagonal",
+       sdpa("%q: f32[1, 2, 600, 16], %k: f32[1, 2, 16, 600], %v: f32[1, 2, 600, 8], %mask: f32[1, 1, 600, 600]",
+            "1, 2, 600, 600", "1, 2, 600, 8", true, false),
+       {{1, 2, 600, 16}, {1, 2, 16, 600}, {1, 2, 600, 8}, {1, 1, 600, 600}},
+       "causal"},
+      {"causal_with_an_inf_value_behind_the_mask",
+       sdpa("%q: f32[1, 2, 600, 16], %k: f32[1, 2, 16, 600], %v: f32[1, 2, 600, 8], %mask: f32[1, 1, 600, 600]",
+            "1, 2, 600, 600", "1, 2, 600, 8", true, false),
+       {{1, 2, 600, 16}, {1, 2, 16, 600}, {1, 2, 600, 8}, {1, 1, 600, 600}},
+       "causal_inf_value"},
       {"a_nan_score_makes_its_rows_nan",
        sdpa("%q: f32[2, 2, 9, 8], %k: f32[2, 2, 8, 300], %v: f32[2, 2, 300, 8], %mask: f32[2, 1, 1, 300]",
             "2, 2, 9, 300", "2, 2, 9, 8", true, false),
@@ -133,7 +147,15 @@ std::vector<runtime::Tensor> inputsFor(const Case& c, uint64_t seed) {
     float value = mask.getDouble(i) > 0.8 ? -inf : 0.0f;  // about a fifth of the keys masked
     if (c.mask == "batch1") value = second ? -inf : 0.0f;
     if (c.mask == "nan") value = i == 5 ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+    if (c.mask.starts_with("causal")) {
+      const int64_t keys = mask.shape().back(), query = i / keys % mask.shape()[mask.shape().size() - 2];
+      value = i % keys > query ? -inf : 0.0f;
+    }
     mask.setDouble(i, value);
+  }
+  if (c.mask == "causal_inf_value") {  // 0 · inf: NaN in the rows that mask the last key, as unfused
+    runtime::Tensor& v = inputs[2];
+    v.setDouble(v.shape().back() * (v.shape()[v.shape().size() - 2] - 1), inf);
   }
   return inputs;
 }
