@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/ConcatViews.h"
 #include "ir/Diagnostics.h"
 #include "ir/KernelKind.h"
 #include "ir/Printer.h"
@@ -140,11 +141,36 @@ BufferAssignment assignBuffers(const ir::Graph& g) {
   std::unordered_map<const ir::Value*, bool> returned;
   for (const ir::Value* v : body.returns) returned[v] = true;
 
+  // A concatenation group's slot is live from its first member's definition
+  // to the last use of any member.
+  const ConcatViews views = findConcatViews(body);
+  std::vector<int> groupLastStep(views.groups.size(), -1);
+  for (size_t i = 0; i < body.nodes().size(); ++i)
+    for (const auto& result : body.nodes()[i]->results())
+      if (auto it = views.memberOf.find(result.get()); it != views.memberOf.end()) {
+        const int last = lastUse.count(result.get()) ? lastUse.at(result.get()) : static_cast<int>(i);
+        groupLastStep[it->second.first] = std::max(groupLastStep[it->second.first], last);
+      }
+  std::vector<std::optional<Slot>> groupSlot(views.groups.size());
+
   BufferAssignment out;
   out.graph = &g;
+  out.concatViews = views.nodes;
   std::unordered_map<const ir::Value*, Slot> placed;
   std::vector<Slot> freeSlots;
   ArenaOffset arenaEnd;
+  // The first freed slot big enough, else a new one at the arena's end.
+  auto takeSlot = [&](const Bytes& size) {
+    for (size_t s = 0; s < freeSlots.size(); ++s)
+      if (size.fitsIn(freeSlots[s].capacity)) {
+        Slot slot = freeSlots[s];
+        freeSlots.erase(freeSlots.begin() + static_cast<std::ptrdiff_t>(s));
+        return slot;
+      }
+    Slot slot{arenaEnd, size};
+    arenaEnd = arenaEnd + size;
+    return slot;
+  };
   for (size_t i = 0; i < body.nodes().size(); ++i) {
     const ir::Node& n = *body.nodes()[i];
     const int step = static_cast<int>(i);
@@ -154,6 +180,16 @@ BufferAssignment assignBuffers(const ir::Graph& g) {
         const ir::Value* v = result.get();
         if (returned.count(v)) continue;
         BufferAssignment::Buffer a{v, {}, Bytes::of(v->type), step, lastUse.count(v) ? lastUse.at(v) : step, nullptr};
+        if (auto member = views.memberOf.find(v); member != views.memberOf.end()) {
+          const auto [group, index] = member->second;
+          const ConcatViews::Member& m = views.groups[group].members[index];
+          if (!groupSlot[group]) groupSlot[group] = takeSlot(Bytes{views.groups[group].bytes, {}});
+          a.offset = m.offset == 0 ? groupSlot[group]->offset : groupSlot[group]->offset + Bytes{m.offset, {}};
+          a.concatView = m.view;
+          a.concatInto = m.into;
+          out.buffers.push_back(a);
+          continue;
+        }
         std::optional<Slot> slot;
         if (isElementwiseKernel(n))
           for (const ir::Value* in : n.operands)
@@ -164,15 +200,7 @@ BufferAssignment assignBuffers(const ir::Graph& g) {
               a.reusedFrom = in;
               break;
             }
-        for (size_t s = 0; !slot && s < freeSlots.size(); ++s)
-          if (a.size.fitsIn(freeSlots[s].capacity)) {
-            slot = freeSlots[s];
-            freeSlots.erase(freeSlots.begin() + static_cast<std::ptrdiff_t>(s));
-          }
-        if (!slot) {
-          slot = Slot{arenaEnd, a.size};
-          arenaEnd = arenaEnd + a.size;
-        }
+        if (!slot) slot = takeSlot(a.size);
         a.offset = slot->offset;
         placed[v] = *slot;
         out.buffers.push_back(a);
@@ -185,6 +213,8 @@ BufferAssignment assignBuffers(const ir::Graph& g) {
         freeSlots.push_back(placed.at(in));
         placed.erase(in);
       }
+    for (size_t group = 0; group < groupSlot.size(); ++group)
+      if (groupSlot[group] && groupLastStep[group] == step) freeSlots.push_back(*groupSlot[group]);
   }
   out.arenaSize = arenaEnd;
   return out;
@@ -197,7 +227,10 @@ std::string describe(const BufferAssignment& a) {
   for (const BufferAssignment::Buffer& b : a.buffers)
     out += fmt::format("//   {:<10} offset {:<12} size {:<12} live {}..{}{}\n", names.at(b.value), b.offset.str(),
                        b.size.str(), b.firstStep, b.lastStep,
-                       b.reusedFrom ? " (in place of " + names.at(b.reusedFrom) + ")" : "");
+                       b.reusedFrom   ? " (in place of " + names.at(b.reusedFrom) + ")"
+                       : b.concatView ? " (concatenated in place)"
+                       : b.concatInto ? " (into " + names.at(b.concatInto) + ")"
+                                      : "");
   return out;
 }
 

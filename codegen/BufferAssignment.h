@@ -7,6 +7,10 @@
 //  - a buffer is live from the node that defines it to its last use;
 //  - a pointwise kernel whose body is purely elementwise writes its result
 //    in place of an input of the same type that dies there;
+//  - the operands of a concatenation that needs no copy are written into
+//    their slices of its buffer (ConcatViews.h): the values of one group
+//    share one slot, live from the first one's definition to the last use
+//    of any, and none is overwritten in place;
 //  - otherwise the first freed slot big enough is reused, else the arena
 //    grows.
 //
@@ -20,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/Graph.h"
@@ -66,10 +71,15 @@ struct BufferAssignment {
     Bytes size;
     int firstStep = 0, lastStep = 0;        // positions of the defining node and the last use
     const ir::Value* reusedFrom = nullptr;  // the value whose slot this one took over in place
+    bool concatView = false;                // a concatenation in place: its operands' bytes
+    const ir::Value* concatInto = nullptr;  // an operand written into this concatenation's bytes
   };
   const ir::Graph* graph = nullptr;
   std::vector<Buffer> buffers;  // in program order
   ArenaOffset arenaSize;
+  /// The concatenations whose result is a view of their operands: no step
+  /// computes them.
+  std::unordered_set<const ir::Node*> concatViews;
 
   /// The buffer of `v`; null for a value that is not in the arena.
   const Buffer* find(const ir::Value* v) const;

@@ -52,6 +52,7 @@ class Planner {
         }
         slotOf[v] = newSlot(std::move(s));
       }
+      if (buffers && buffers->concatViews.count(n.get())) continue;  // its operands wrote its bytes
       StepPlan step = planNode(*n, slotOf);
       if (step.kind == StepPlan::Kind::Host && (n->op == ir::OpId::Constant || n->op == ir::OpId::Full) &&
           n->result()->type.isStatic()) {
@@ -129,6 +130,22 @@ std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g,
                                       const std::unordered_map<const ir::Node*, int>& kernelOf) {
   const BufferAssignment buffers = assignBuffers(g);
   return Planner(kernels, kernelOf).plan(g.body, &buffers);
+}
+
+namespace {
+void markKernelsRun(const RegionPlan& plan, std::vector<bool>& run) {
+  for (const StepPlan& s : plan.steps) {
+    if (s.kernel >= 0) run.at(static_cast<size_t>(s.kernel)) = true;
+    for (const auto& branch : s.branches)
+      if (branch) markKernelsRun(*branch, run);
+  }
+}
+}  // namespace
+
+std::vector<bool> kernelsRun(const RegionPlan& plan, size_t kernelCount) {
+  std::vector<bool> run(kernelCount, false);
+  markKernelsRun(plan, run);
+  return run;
 }
 
 LoweredKernels lowerKernels(const ir::Graph& g, const kernel::LowerOptions& options) {

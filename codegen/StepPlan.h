@@ -5,7 +5,8 @@
 // kernel (its scores' epilogue; the backend's softmax and GEMMs), eigh, a cond
 // holding its branches' plans, a host op); a result that is not computed
 // into its output (a parameter, a constant, a value returned twice) gets a
-// copy step. Backends attach their compiled kernels by StepPlan::kernel,
+// copy step; a concatenation whose operands were written into its buffer
+// (ConcatViews.h) gets none. Backends attach their compiled kernels by StepPlan::kernel,
 // the kernel's position in codegen::kernel::fusedOps order.
 #pragma once
 
@@ -61,6 +62,10 @@ struct RegionPlan {
 std::unique_ptr<RegionPlan> planGraph(const ir::Graph& g,
                                       const std::vector<std::shared_ptr<const kernel::Kernel>>& kernels,
                                       const std::unordered_map<const ir::Node*, int>& kernelOf);
+
+/// Which of `kernelCount` kernels (by StepPlan::kernel) the plan's steps
+/// run, in cond branches too: a concatenation in place runs none.
+std::vector<bool> kernelsRun(const RegionPlan& plan, size_t kernelCount);
 
 /// Each fused op of `g` lowered to the kernel IR, in fusedOps order, and
 /// its position; a body the lowering refuses is an ir::LocatedError at the op.

@@ -1,6 +1,6 @@
-// compileGraph: the cpu backend's compile of a fused graph — every kernel
-// lowered and JIT-compiled (in parallel), then the Executable over them
-// (CpuExecutable.cpp, which needs no LLVM).
+// compileGraph: the cpu backend's compile of a fused graph — the step plan,
+// every kernel it runs lowered and JIT-compiled (in parallel), then the
+// Executable over them (CpuExecutable.cpp, which needs no LLVM).
 #include <fmt/format.h>
 
 #include "codegen/StepPlan.h"
@@ -24,16 +24,18 @@ std::string_view fromText(CompiledKernel::From from) {
   return "";
 }
 
-/// Compiles every kernel of `lowered` up front, in parallel on the thread
-/// pool (each kernel's compile is independent); the result is indexed like
-/// StepPlan::kernel. A set `cancel` stops it before the next kernel.
+/// Compiles the kernels of `lowered` the plan runs up front, in parallel
+/// on the thread pool (each kernel's compile is independent); the result is
+/// indexed like StepPlan::kernel, null for a kernel no step runs. A set
+/// `cancel` stops it before the next kernel.
 std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen::LoweredKernels& lowered,
-                                                                  CompileReport* report,
+                                                                  const std::vector<bool>& run, CompileReport* report,
                                                                   const std::atomic<bool>* cancel) {
   std::vector<std::shared_ptr<const CompiledKernel>> compiled(lowered.kernels.size());
   runtime::ThreadPool::global().parallelFor(
       static_cast<int64_t>(compiled.size()), 1, [&](int64_t begin, int64_t end, int) {
         for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+          if (!run[i]) continue;
           runtime::checkCompileCancelled(cancel);
           try {
             compiled[i] = Jit::instance().compile(*lowered.kernels[i]);
@@ -44,8 +46,9 @@ std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen:
       });
   if (report)
     for (size_t i = 0; i < compiled.size(); ++i)
-      report->add(fmt::format("kernel {}{}", lowered.kernels[i]->name, fromText(compiled[i]->from)),
-                  compiled[i]->compileSeconds, /*detail=*/true);
+      if (compiled[i])
+        report->add(fmt::format("kernel {}{}", lowered.kernels[i]->name, fromText(compiled[i]->from)),
+                    compiled[i]->compileSeconds, /*detail=*/true);
   return compiled;
 }
 
@@ -54,8 +57,9 @@ std::vector<std::shared_ptr<const CompiledKernel>> compileKernels(const codegen:
 std::unique_ptr<runtime::Executable> compileGraph(const ir::Graph& g, CompileReport* report,
                                                   const std::atomic<bool>* cancel) {
   const codegen::LoweredKernels lowered = codegen::lowerKernels(g, cpuLowerOptions());
-  auto kernels = compileKernels(lowered, report, cancel);
-  return makeExecutable(g, lowered, std::move(kernels));
+  auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
+  auto kernels = compileKernels(lowered, codegen::kernelsRun(*plan, lowered.kernels.size()), report, cancel);
+  return makeExecutable(g, std::move(plan), std::move(kernels));
 }
 
 }  // namespace graphc::codegen::cpu

@@ -656,7 +656,11 @@ std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const co
   if (kernels.size() != lowered.kernels.size())
     throw ir::Error(
         fmt::format("cpu executable: {} compiled kernels for {} fused ops", kernels.size(), lowered.kernels.size()));
-  auto plan = codegen::planGraph(g, lowered.kernels, lowered.position);
+  return makeExecutable(g, codegen::planGraph(g, lowered.kernels, lowered.position), std::move(kernels));
+}
+
+std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, std::unique_ptr<RegionPlan> plan,
+                                                    std::vector<std::shared_ptr<const CompiledKernel>> kernels) {
   return std::make_unique<CpuExecutable>(g, std::move(kernels), std::move(plan));
 }
 

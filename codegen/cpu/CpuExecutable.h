@@ -51,7 +51,12 @@ bool readsMxInput(const codegen::kernel::Kernel& k, int input);
 std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, const codegen::LoweredKernels& lowered,
                                                     std::vector<std::shared_ptr<const CompiledKernel>> kernels);
 
-/// Compiles every kernel of `g` with the JIT (CompileGraph.cpp), then
+/// The same over `g`'s plan (planGraph), with a kernel for each one the
+/// plan runs (null for the others).
+std::unique_ptr<runtime::Executable> makeExecutable(const ir::Graph& g, std::unique_ptr<RegionPlan> plan,
+                                                    std::vector<std::shared_ptr<const CompiledKernel>> kernels);
+
+/// Compiles the kernels of `g` the plan runs with the JIT (CompileGraph.cpp), then
 /// makeExecutable. Throws ir::LocatedError (at the node) for a kernel the backend cannot
 /// compile. The Executable refers to `g`, which must outlive it. `report`,
 /// if given, receives each kernel's compile time as a detail stage; a set

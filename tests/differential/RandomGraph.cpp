@@ -256,7 +256,12 @@ class Generator {
           case 4: {
             int64_t d = pick(0, rank - 1);
             s[d] *= 2;
-            emit(fmt::format("%{} = concat(%{}, %{}) {{dim = {}}}", r, a.name, a.name, d), s);
+            // With another value of the shape when there is one: the buffer
+            // plan writes distinct operands into the result's slices.
+            std::string b = a.name;
+            for (const Val& v : pool)
+              if (v.shape == a.shape && v.name != a.name && chance(0.5)) b = v.name;
+            emit(fmt::format("%{} = concat(%{}, %{}) {{dim = {}}}", r, a.name, b, d), s);
             return;
           }
           default: {
