@@ -353,6 +353,14 @@ class Binder {
       p.m = p.k == 0 ? b.total / std::max<int64_t>(p.n, 1) : a.numel() / std::max<int64_t>(p.k, 1);
       p.aOffsets = {0};
       p.bOffsets = {0};
+    } else if (w.rank() <= 2 && a.rank() >= 2) {
+      // One B for every batch index of A: A's batch dims are more rows of
+      // one GEMM, not GEMMs of a few rows each (seq-first attention's
+      // [S, B, d] · [d, 3d] is S GEMMs of B rows otherwise).
+      p.n = w.rank() == 1 ? 1 : w.shape()[1];
+      p.m = p.k == 0 ? b.total / std::max<int64_t>(p.n, 1) : a.numel() / std::max<int64_t>(p.k, 1);
+      p.aOffsets = {0};
+      p.bOffsets = {0};
     } else {  // matmul with broadcast batch dims; vectors as 1-row / 1-column matrices
       runtime::reference::MatmulLayout l = runtime::reference::matmulLayout(a.shape(), w.shape());
       p.m = l.m;
