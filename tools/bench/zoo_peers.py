@@ -23,11 +23,16 @@ and GFLOP/s against the FMA peak the same threads reach
 (graphc-cpu-bench's BM_FmaPeak), and its slowest steps.
 
     $(tools/venv.sh)/bin/python tools/bench/zoo_peers.py BUILD_DIR
-        [--models regnet_y_400mf,resnet50] [--batches 1,8] [--rounds 3] [--threads 2]
+        [--models regnet_y_400mf,resnet50 | --suite] [--batches 1,8] [--rounds 3] [--threads 2]
         [--markdown docs/performance.md]
 
-With --markdown, the section between <!-- zoo-peers:begin --> and
-<!-- zoo-peers:end --> of that file is rewritten with the table.
+--suite times the real-model suite's architectures at realistic sizes
+instead (suite_realistic.py: ViT, U-Net, a diffusion block, BERT,
+DistilBERT, GPT-2, Llama, T5, Whisper), with their inputs saved beside
+each export so that every runtime reads the same token ids. With
+--markdown, the section between <!-- zoo-peers:begin --> and
+<!-- zoo-peers:end --> of that file (suite-peers with --suite) is
+rewritten with the table.
 """
 import argparse
 import math
@@ -40,7 +45,8 @@ from datetime import date
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CACHE = os.path.expanduser("~/.cache/graphc/zoo-peers")
-BEGIN, END = "<!-- zoo-peers:begin -->", "<!-- zoo-peers:end -->"
+SUITE_MODELS = ["suite/vit", "suite/unet", "suite/diffusion_block", "suite/bert", "suite/distilbert", "suite/gpt2",
+                "suite/llama", "suite/t5_encoder", "suite/whisper_encoder"]
 
 # The vision architectures the performance issue timed, plus the suite's
 # own at 224×224.
@@ -50,27 +56,59 @@ DEFAULT_MODELS = ["regnet_y_400mf", "mnasnet0_5", "googlenet", "squeezenet1_0", 
 
 
 def export(name, batch):
-    """The model's ONNX file for this batch size (made once) and its input's name."""
-    path = os.path.join(CACHE, f"{name}-b{batch}.onnx")
+    """The model's ONNX file for this batch size (made once). A suite model
+    ("suite/NAME", suite_realistic.py) also gets its inputs saved beside it
+    (inputs_dir), which every runtime then reads: token ids must be ids."""
+    suite = name.startswith("suite/")
+    path = os.path.join(CACHE, f"{name.replace('/', '-')}-b{batch}.onnx")
     if not os.path.exists(path):
+        import numpy as np
         import torch
-        sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
-        import catalogue
-        model, inputs = catalogue.torchvision_entries(224)[f"tv/{name}"]()
-        model.eval()
-        inputs = {k: v.repeat(batch, *[1] * (v.dim() - 1)) for k, v in inputs.items()}
+        if suite:
+            import suite_realistic
+            model, inputs = suite_realistic.build(name[len("suite/"):], batch)
+        else:
+            sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
+            import catalogue
+            model, inputs = catalogue.torchvision_entries(224)[f"tv/{name}"]()
+            model.eval()
+            inputs = {k: v.repeat(batch, *[1] * (v.dim() - 1)) for k, v in inputs.items()}
         os.makedirs(CACHE, exist_ok=True)
         with torch.no_grad():
             program = torch.onnx.export(model, (), kwargs=inputs, dynamo=True, verbose=False)
+        if suite:
+            os.makedirs(inputs_dir(path), exist_ok=True)
+            for k, v in inputs.items():
+                np.save(os.path.join(inputs_dir(path), f"{k}.npy"), v.numpy())
         program.save(path + ".tmp")
         os.replace(path + ".tmp", path)
     return path
 
 
-def time_graphc(build, path, iters, threads):
-    command = [os.path.join(build, "bin", "graphc"), "bench", path, "--iters", str(iters)]
+def inputs_dir(path):
+    return path + ".inputs"
+
+
+def saved_inputs(path, names):
+    """The inputs saved beside a model ({name: array} for those of `names`
+    the export kept), or None: random ones."""
+    if not os.path.isdir(inputs_dir(path)):
+        return None
+    import numpy as np
+    return {n: np.load(os.path.join(inputs_dir(path), f"{n}.npy")) for n in names}
+
+
+def graphc_inputs(path):
+    """`graphc bench` arguments for the model's inputs."""
+    args = []
     for k, n in enumerate(input_names(path)):
-        command += ["--input", f"{n}=rand:{k + 1}"]
+        saved = os.path.join(inputs_dir(path), f"{n}.npy")
+        args += ["--input", f"{n}={saved}" if os.path.exists(saved) else f"{n}=rand:{k + 1}"]
+    return args
+
+
+def time_graphc(build, path, iters, threads):
+    command = [os.path.join(build, "bin", "graphc"), "bench", path, "--iters", str(iters)] + graphc_inputs(path)
     env = dict(os.environ, GRAPHC_NUM_THREADS=str(threads))
     out = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
     m = re.search(r"median ([0-9.]+) ms", out.stdout + out.stderr)
@@ -102,9 +140,7 @@ def profile(build, path, threads):
     """Where graphc's time goes on one model: GEMM steps (convolutions,
     matmuls, pools) with their GFLOP/s, and the rest."""
     flops = gemm_flops(build, path)
-    command = [os.path.join(build, "bin", "graphc"), "bench", path, "--iters", "20", "--profile"]
-    for k, n in enumerate(input_names(path)):
-        command += ["--input", f"{n}=rand:{k + 1}"]
+    command = [os.path.join(build, "bin", "graphc"), "bench", path, "--iters", "20", "--profile"] + graphc_inputs(path)
     out = subprocess.run(command, env=dict(os.environ, GRAPHC_NUM_THREADS=str(threads)), capture_output=True,
                          text=True, timeout=1800).stdout
     steps = []
@@ -168,8 +204,9 @@ def ort_process(path, iters, threads):
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(1)
-    feed = {i.name: rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape]).astype(np.float32)
-            for i in session.get_inputs()}
+    feed = saved_inputs(path, [i.name for i in session.get_inputs()]) or {
+        i.name: rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape]).astype(np.float32)
+        for i in session.get_inputs()}
     print_median_ms(lambda: session.run(None, feed), iters)
 
 
@@ -195,7 +232,8 @@ def openvino_process(path, iters, threads, precision):
         "INFERENCE_PRECISION_HINT": precision})
     request = compiled.create_infer_request()
     rng = np.random.default_rng(1)
-    feed = {i.any_name: rng.standard_normal(list(i.shape)).astype(np.float32) for i in compiled.inputs}
+    feed = saved_inputs(path, [i.any_name for i in compiled.inputs]) or {i.any_name: rng.standard_normal(list(i.shape)).astype(np.float32)
+                                  for i in compiled.inputs}
     print_median_ms(lambda: request.infer(feed), iters)
 
 
@@ -204,10 +242,15 @@ def geomean(values):
 
 
 def markdown(rows, profiles, peak, args):
-    lines = [BEGIN, "",
-             f"Measured {date.today()} by `tools/bench/zoo_peers.py build --batches {args.batches} --rounds "
-             f"{args.rounds} --threads {args.threads}`: each runtime in a process of its own, rounds interleaved, "
-             f"the least median of {args.iters} runs kept (fewer at batch 8); torchvision at 224×224, weights=None. "
+    begin, end = f"<!-- {args.section}:begin -->", f"<!-- {args.section}:end -->"
+    suite = args.models == ",".join(SUITE_MODELS)
+    lines = [begin, "",
+             f"Measured {date.today()} by `tools/bench/zoo_peers.py build {'--suite ' if suite else ''}--batches "
+             f"{args.batches} --rounds {args.rounds} --threads {args.threads}`: each runtime in a process of its own, "
+             f"rounds interleaved, the least median of {args.iters} runs kept (fewer at batch 8); "
+             + ("the real-model suite's architectures at realistic sizes (tools/bench/suite_realistic.py: 224×224 "
+                "images, hidden 256, sequences of 128, random weights). " if suite else
+                "torchvision at 224×224, weights=None. ") +
              "**ratio**: graphc's time over onnxruntime's (below 1: graphc is faster); **/ OV**: over OpenVINO's "
              "in f32; OpenVINO bf16 is its default precision on this CPU (AVX512-BF16), for reference.", "",
              "| model | batch | graphc ms | onnxruntime ms | OpenVINO f32 ms | OpenVINO bf16 ms | ratio | / OV |",
@@ -231,11 +274,11 @@ def markdown(rows, profiles, peak, args):
             top = "; ".join(f"{n} {ms:.2f} ms ({what})" for ms, n, what in p["top"])
             lines.append(f"| {name} | {p['total_ms']:.2f} | {p['gemm_ms']:.2f} | {p['gemm_gflops']:.0f} | "
                          f"{100 * p['gemm_gflops'] / peak:.0f}% | {top} |")
-    lines += ["", END]
+    lines += ["", end]
     with open(args.markdown) as f:
         text = f.read()
-    if BEGIN in text:
-        text = text[:text.index(BEGIN)] + "\n".join(lines) + text[text.index(END) + len(END):]
+    if begin in text:
+        text = text[:text.index(begin)] + "\n".join(lines) + text[text.index(end) + len(end):]
     else:
         text += "\n" + "\n".join(lines) + "\n"
     with open(args.markdown, "w") as f:
@@ -250,7 +293,11 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--suite", action="store_true",
+                        help="the real-model suite at realistic sizes (suite_realistic.py) instead of the zoo")
     parser.add_argument("--markdown", default="")
+    parser.add_argument("--section", default="", help="the marked section --markdown rewrites "
+                        "(zoo-peers, or suite-peers with --suite)")
     parser.add_argument("--no-profile", action="store_true", help="skip graphc's per-step profile")
     parser.add_argument("--time-ort", default="", help=argparse.SUPPRESS)
     parser.add_argument("--time-ov", default="", help=argparse.SUPPRESS)
@@ -262,6 +309,9 @@ def main():
     if args.time_ov:
         openvino_process(args.time_ov, args.iters, args.threads, args.precision)
         return
+    if args.suite:
+        args.models = ",".join(SUITE_MODELS)
+    args.section = args.section or ("suite-peers" if args.suite else "zoo-peers")
     rows = []
     for name in args.models.split(","):
         for batch in [int(b) for b in args.batches.split(",")]:
