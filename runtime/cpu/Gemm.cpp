@@ -45,12 +45,18 @@ double flopsOf(int64_t rows, int64_t cols, int64_t k) {
 /// Tasks per chunk so that a chunk has at least kMinTaskFlops of work.
 int64_t grainFor(double taskFlops) { return static_cast<int64_t>(std::max(1.0, std::ceil(kMinTaskFlops / taskFlops))); }
 
-/// The block size (a multiple of `unit`, at most `block`) that cuts `n`
-/// items into at least `wanted` blocks when the whole job (`flops`) is
-/// work for more than one thread; `block` itself otherwise.
+/// The block size (a multiple of `unit`, at most `block`) for `n` items
+/// shared by `wanted` threads when the whole job (`flops`) is work for
+/// more than one: at least `wanted` blocks, and while they are few (under
+/// eight a thread) a multiple of `wanted` of them, of even size — the pool
+/// hands each thread a contiguous run of tasks, so three blocks on two
+/// threads run as two and one. `block` itself otherwise.
 int64_t blockForThreads(int64_t n, int64_t block, int64_t unit, int64_t wanted, double flops) {
-  if (flops < 2 * kMinTaskFlops || (n + block - 1) / block >= wanted) return block;
-  return std::max<int64_t>(unit, ((n + wanted - 1) / wanted + unit - 1) / unit * unit);
+  if (flops < 2 * kMinTaskFlops || wanted <= 1 || n <= unit) return block;
+  int64_t blocks = (n + block - 1) / block;
+  if (blocks >= 8 * wanted) return block;
+  blocks = (std::max(blocks, wanted) + wanted - 1) / wanted * wanted;
+  return std::clamp<int64_t>(((n + blocks - 1) / blocks + unit - 1) / unit * unit, unit, std::max(block, unit));
 }
 
 /// to[c·rows + r] = from[r·cols + c]: a rows × cols block transposed.
