@@ -23,8 +23,12 @@ and GFLOP/s against the FMA peak the same threads reach
 (graphc-cpu-bench's BM_FmaPeak), and its slowest steps.
 
     $(tools/venv.sh)/bin/python tools/bench/zoo_peers.py BUILD_DIR
-        [--models regnet_y_400mf,resnet50 | --suite] [--batches 1,8] [--rounds 3] [--threads 2]
+        [--models regnet_y_400mf,resnet50 | --suite] [--torch] [--batches 1,8] [--rounds 3] [--threads 2]
         [--markdown docs/performance.md]
+
+--torch adds torch eager and torch.compile (Inductor) on the module the
+export came from, each in a process of its own (Inductor's compile in the
+warm-up).
 
 --suite times the real-model suite's architectures at realistic sizes
 instead (suite_realistic.py: ViT, U-Net, a diffusion block, BERT,
@@ -237,6 +241,43 @@ def openvino_process(path, iters, threads, precision):
     print_median_ms(lambda: request.infer(feed), iters)
 
 
+def time_torch(name, batch, iters, threads, mode):
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--time-torch", name, "--batch", str(batch),
+                          "--mode", mode, "--iters", str(iters), "--threads", str(threads)], capture_output=True,
+                         text=True, timeout=3600)
+    m = re.search(r"median ([0-9.]+) ms", out.stdout)
+    if not m:
+        raise RuntimeError(f"torch ({mode}) failed on {name} b{batch}: {out.stderr[-400:]}")
+    return float(m.group(1))
+
+
+def torch_process(name, batch, iters, threads, mode):
+    """The PyTorch side, in this process: the module the export came from,
+    on the inputs the other runtimes read, under torch.no_grad(); eager, or
+    torch.compile's default (Inductor) with its compile in the warm-up."""
+    import torch
+    torch.set_num_threads(threads)
+    path = export(name, batch)
+    if name.startswith("suite/"):
+        import suite_realistic
+        model, inputs = suite_realistic.build(name[len("suite/"):], batch)
+        saved = saved_inputs(path, list(inputs))
+        inputs = {k: torch.from_numpy(v) for k, v in saved.items()} if saved else inputs
+    else:
+        sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
+        import catalogue
+        model, inputs = catalogue.torchvision_entries(224)[f"tv/{name}"]()
+        model.eval()
+        inputs = {k: v.repeat(batch, *[1] * (v.dim() - 1)) for k, v in inputs.items()}
+    run = torch.compile(model) if mode == "inductor" else model
+
+    def call():
+        with torch.no_grad():
+            run(**inputs)
+
+    print_median_ms(call, iters)
+
+
 def geomean(values):
     return math.exp(sum(map(math.log, values)) / len(values))
 
@@ -245,23 +286,31 @@ def markdown(rows, profiles, peak, args):
     begin, end = f"<!-- {args.section}:begin -->", f"<!-- {args.section}:end -->"
     suite = args.models == ",".join(SUITE_MODELS)
     lines = [begin, "",
-             f"Measured {date.today()} by `tools/bench/zoo_peers.py build {'--suite ' if suite else ''}--batches "
+             f"Measured {date.today()} by `tools/bench/zoo_peers.py build {'--suite ' if suite else ''}"
+             f"{'--torch ' if args.torch else ''}--batches "
              f"{args.batches} --rounds {args.rounds} --threads {args.threads}`: each runtime in a process of its own, "
              f"rounds interleaved, the least median of {args.iters} runs kept (fewer at batch 8); "
              + ("the real-model suite's architectures at realistic sizes (tools/bench/suite_realistic.py: 224×224 "
                 "images, hidden 256, sequences of 128, random weights). " if suite else
                 "torchvision at 224×224, weights=None. ") +
              "**ratio**: graphc's time over onnxruntime's (below 1: graphc is faster); **/ OV**: over OpenVINO's "
-             "in f32; OpenVINO bf16 is its default precision on this CPU (AVX512-BF16), for reference.", "",
-             "| model | batch | graphc ms | onnxruntime ms | OpenVINO f32 ms | OpenVINO bf16 ms | ratio | / OV |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "in f32; OpenVINO bf16 is its default precision on this CPU (AVX512-BF16), for reference."
+             + (" torch eager and torch.compile (Inductor, its compile in the warm-up) run the module the export "
+                "came from, each in its own process; **/ Inductor**: graphc's time over Inductor's." if args.torch
+                else ""), "",
+             "| model | batch | graphc ms | onnxruntime ms | OpenVINO f32 ms | OpenVINO bf16 ms | ratio | / OV |"
+             + (" torch eager ms | Inductor ms | / Inductor |" if args.torch else ""),
+             "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if args.torch else "")]
     for r in rows:
         lines.append(f"| {r['model']} | {r['batch']} | {r['graphc']:.2f} | {r['ort']:.2f} | {r['ov_f32']:.2f} "
-                     f"| {r['ov_bf16']:.2f} | **{r['ratio']:.2f}** | {r['graphc'] / r['ov_f32']:.2f} |")
+                     f"| {r['ov_bf16']:.2f} | **{r['ratio']:.2f}** | {r['graphc'] / r['ov_f32']:.2f} |"
+                     + (f" {r['eager']:.2f} | {r['inductor']:.2f} | {r['graphc'] / r['inductor']:.2f} |"
+                        if args.torch else ""))
     for batch in sorted({r["batch"] for r in rows}):
         at = [r for r in rows if r["batch"] == batch]
         lines.append(f"| geomean | {batch} | | | | | **{geomean([r['ratio'] for r in at]):.2f}** "
-                     f"| {geomean([r['graphc'] / r['ov_f32'] for r in at]):.2f} |")
+                     f"| {geomean([r['graphc'] / r['ov_f32'] for r in at]):.2f} |"
+                     + (f" | | {geomean([r['graphc'] / r['inductor'] for r in at]):.2f} |" if args.torch else ""))
     if profiles:
         lines += ["", f"graphc's profile at batch {min(int(b) for b in args.batches.split(','))} "
                   f"(`graphc bench --profile`, one run of 20): the GEMM steps' (convolutions, matmuls, pools) "
@@ -302,7 +351,15 @@ def main():
     parser.add_argument("--time-ort", default="", help=argparse.SUPPRESS)
     parser.add_argument("--time-ov", default="", help=argparse.SUPPRESS)
     parser.add_argument("--precision", default="f32", help=argparse.SUPPRESS)
+    parser.add_argument("--torch", action="store_true",
+                        help="also time torch eager and torch.compile (Inductor), each in its own process")
+    parser.add_argument("--time-torch", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--batch", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="eager", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.time_torch:
+        torch_process(args.time_torch, args.batch, args.iters, args.threads, args.mode)
+        return
     if args.time_ort:
         ort_process(args.time_ort, args.iters, args.threads)
         return
@@ -318,7 +375,12 @@ def main():
             path = export(name, batch)
             iters = max(5, args.iters // batch)
             best = {"graphc": math.inf, "ort": math.inf, "ov_f32": math.inf, "ov_bf16": math.inf}
+            if args.torch:
+                best |= {"eager": math.inf, "inductor": math.inf}
             for _ in range(args.rounds):
+                if args.torch:
+                    for mode in ("eager", "inductor"):
+                        best[mode] = min(best[mode], time_torch(name, batch, iters, args.threads, mode))
                 best["graphc"] = min(best["graphc"], time_graphc(args.build, path, iters, args.threads))
                 best["ort"] = min(best["ort"], time_ort(path, iters, args.threads))
                 for precision in ("f32", "bf16"):
@@ -328,7 +390,9 @@ def main():
             rows.append(row)
             print(f"{name:22s} b{batch}  graphc {row['graphc']:8.2f} ms  onnxruntime {row['ort']:8.2f} ms  "
                   f"OpenVINO f32 {row['ov_f32']:8.2f} ms  bf16 {row['ov_bf16']:8.2f} ms  ratio {row['ratio']:.2f}  "
-                  f"/ OV f32 {row['graphc'] / row['ov_f32']:.2f}", flush=True)
+                  f"/ OV f32 {row['graphc'] / row['ov_f32']:.2f}"
+                  + (f"  eager {row['eager']:8.2f} ms  Inductor {row['inductor']:8.2f} ms" if args.torch else ""),
+                  flush=True)
     for batch in sorted({r["batch"] for r in rows}):
         at = [r for r in rows if r["batch"] == batch]
         print(f"geomean b{batch}: {geomean([r['ratio'] for r in at]):.2f} against onnxruntime, "
