@@ -6,8 +6,8 @@
 // holding its branches' plans, a host op); a result that is not computed
 // into its output (a parameter, a constant, a value returned twice) gets a
 // copy step; a concatenation whose operands were written into its buffer
-// (ConcatViews.h) gets none. Backends attach their compiled kernels by StepPlan::kernel,
-// the kernel's position in codegen::kernel::fusedOps order.
+// (ConcatViews.h) gets none. Backends attach their compiled kernels by
+// StepPlan::kernel, the kernel's position in codegen::kernel::fusedOps order.
 #pragma once
 
 #include <memory>

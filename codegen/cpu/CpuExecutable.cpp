@@ -348,16 +348,12 @@ class Binder {
     }
     p.transposeB = g.transposeB;
     p.k = a.shape().back();
-    if (g.transposeB) {  // linear: x [..., k] · w [n, k]ᵀ
-      p.n = w.shape()[0];
-      p.m = p.k == 0 ? b.total / std::max<int64_t>(p.n, 1) : a.numel() / std::max<int64_t>(p.k, 1);
-      p.aOffsets = {0};
-      p.bOffsets = {0};
-    } else if (w.rank() <= 2 && a.rank() >= 2) {
-      // One B for every batch index of A: A's batch dims are more rows of
+    if (g.transposeB || (w.rank() <= 2 && a.rank() >= 2)) {
+      // One B for every row of A — a linear's x [..., k] · w [n, k]ᵀ, or a
+      // matmul whose B has no batch dims: A's batch dims are more rows of
       // one GEMM, not GEMMs of a few rows each (seq-first attention's
-      // [S, B, d] · [d, 3d] is S GEMMs of B rows otherwise).
-      p.n = w.rank() == 1 ? 1 : w.shape()[1];
+      // [S, B, d] · [d, 3d] would be S GEMMs of B rows).
+      p.n = g.transposeB ? w.shape()[0] : w.rank() == 1 ? 1 : w.shape()[1];
       p.m = p.k == 0 ? b.total / std::max<int64_t>(p.n, 1) : a.numel() / std::max<int64_t>(p.k, 1);
       p.aOffsets = {0};
       p.bOffsets = {0};

@@ -85,14 +85,12 @@ Tiling tile(const GemmProblem& p, int mr, int nr, int threads) {
   rows = std::clamp<int64_t>(rows / mr * mr, mr, 512);
   t.rows = std::min(rows, (p.m + mr - 1) / mr * mr);
   t.rowBlocks = (p.m + t.rows - 1) / t.rows;
-  // A few row blocks of one matrix: as many blocks as a multiple of the
-  // threads, of even height. The pool hands each thread a contiguous run
-  // of tasks, so m = 197 as blocks of 192 and 5 rows leaves one thread
-  // idle, and m = 1024 as five of 192 and one of 64 gives 576 rows to one
-  // thread and 448 to the other.
-  if (t.batch == 1 && t.rowBlocks > 1 && t.rowBlocks < 8 * threads) {
-    const int64_t blocks = (t.rowBlocks + threads - 1) / threads * threads;
-    t.rows = ((p.m + blocks - 1) / blocks + mr - 1) / mr * mr;
+  // Several row blocks of one matrix: evened out over the threads (m = 197
+  // as blocks of 192 and 5 rows left one thread idle, m = 1024 as five of
+  // 192 and one of 64 gave 576 rows to one thread and 448 to the other).
+  // One block stays one: its columns are split below.
+  if (t.batch == 1 && t.rowBlocks > 1) {
+    t.rows = blockForThreads(p.m, t.rows, mr, threads, flopsOf(p.m, p.n, k));
     t.rowBlocks = (p.m + t.rows - 1) / t.rows;
   }
   t.cols = p.n;

@@ -59,6 +59,20 @@ DEFAULT_MODELS = ["regnet_y_400mf", "mnasnet0_5", "googlenet", "squeezenet1_0", 
                   "efficientnet_b0", "convnext_tiny"]
 
 
+def build_model(name, batch):
+    """The PyTorch module `name` ("suite/NAME": suite_realistic.py, else a
+    torchvision model of the zoo's catalogue) in eval mode and its inputs
+    at `batch` as {name: tensor}."""
+    if name.startswith("suite/"):
+        import suite_realistic
+        return suite_realistic.build(name[len("suite/"):], batch)
+    sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
+    import catalogue
+    model, inputs = catalogue.torchvision_entries(224)[f"tv/{name}"]()
+    model.eval()
+    return model, {k: v.repeat(batch, *[1] * (v.dim() - 1)) for k, v in inputs.items()}
+
+
 def export(name, batch):
     """The model's ONNX file for this batch size (made once). A suite model
     ("suite/NAME", suite_realistic.py) also gets its inputs saved beside it
@@ -68,15 +82,7 @@ def export(name, batch):
     if not os.path.exists(path):
         import numpy as np
         import torch
-        if suite:
-            import suite_realistic
-            model, inputs = suite_realistic.build(name[len("suite/"):], batch)
-        else:
-            sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
-            import catalogue
-            model, inputs = catalogue.torchvision_entries(224)[f"tv/{name}"]()
-            model.eval()
-            inputs = {k: v.repeat(batch, *[1] * (v.dim() - 1)) for k, v in inputs.items()}
+        model, inputs = build_model(name, batch)
         os.makedirs(CACHE, exist_ok=True)
         with torch.no_grad():
             program = torch.onnx.export(model, (), kwargs=inputs, dynamo=True, verbose=False)
@@ -236,8 +242,8 @@ def openvino_process(path, iters, threads, precision):
         "INFERENCE_PRECISION_HINT": precision})
     request = compiled.create_infer_request()
     rng = np.random.default_rng(1)
-    feed = saved_inputs(path, [i.any_name for i in compiled.inputs]) or {i.any_name: rng.standard_normal(list(i.shape)).astype(np.float32)
-                                  for i in compiled.inputs}
+    feed = saved_inputs(path, [i.any_name for i in compiled.inputs]) or {
+        i.any_name: rng.standard_normal(list(i.shape)).astype(np.float32) for i in compiled.inputs}
     print_median_ms(lambda: request.infer(feed), iters)
 
 
@@ -258,17 +264,9 @@ def torch_process(name, batch, iters, threads, mode):
     import torch
     torch.set_num_threads(threads)
     path = export(name, batch)
-    if name.startswith("suite/"):
-        import suite_realistic
-        model, inputs = suite_realistic.build(name[len("suite/"):], batch)
-        saved = saved_inputs(path, list(inputs))
-        inputs = {k: torch.from_numpy(v) for k, v in saved.items()} if saved else inputs
-    else:
-        sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
-        import catalogue
-        model, inputs = catalogue.torchvision_entries(224)[f"tv/{name}"]()
-        model.eval()
-        inputs = {k: v.repeat(batch, *[1] * (v.dim() - 1)) for k, v in inputs.items()}
+    model, inputs = build_model(name, batch)
+    saved = saved_inputs(path, list(inputs))
+    inputs = {k: torch.from_numpy(v) for k, v in saved.items()} if saved else inputs
     run = torch.compile(model) if mode == "inductor" else model
 
     def call():
