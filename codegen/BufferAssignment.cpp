@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -109,9 +110,10 @@ std::string ArenaOffset::str() const {
   return terms.empty() ? "0" : fmt::format("{}", fmt::join(terms, " + "));
 }
 
-namespace {
+bool scattersInPlace(const ir::Node& n, const ir::Value* data) {
+  return n.op == ir::OpId::ScatterNd && n.operands[0] == data && n.operands[1] != data && n.operands[2] != data;
+}
 
-/// Elementwise: output element i reads input element i only.
 bool isElementwiseKernel(const ir::Node& n) {
   if (n.op != ir::OpId::Fused || ir::parseKernelKind(n.attrs.find("kind")->s) != ir::KernelKind::Pointwise)
     return false;
@@ -120,12 +122,55 @@ bool isElementwiseKernel(const ir::Node& n) {
   return true;
 }
 
+namespace {
+
+/// How each input update of `g` is done (BufferAssignment::Update).
+std::vector<BufferAssignment::Update> planInputUpdates(const ir::Graph& g) {
+  using How = BufferAssignment::Update::How;
+  const ir::Region& body = g.body;
+  std::unordered_map<const ir::Node*, size_t> position;
+  for (size_t i = 0; i < body.nodes().size(); ++i) position[body.nodes()[i].get()] = i;
+  std::vector<BufferAssignment::Update> out;
+  std::unordered_set<const ir::Value*> direct;
+  for (const ir::InputUpdate& u : g.inputUpdates) {
+    BufferAssignment::Update up{u.result, u.param, body.returns.at(u.result), How::Copy};
+    const ir::Node* def = up.value->definingNode();
+    bool returnedElsewhere = false;  // the input's own value is read at the end
+    for (size_t k = 0; k < body.returns.size(); ++k)
+      if (body.returns[k] == u.param && k != u.result) returnedElsewhere = true;
+    if (up.value == u.param) {
+      up.how = How::Unchanged;
+    } else if (def && def->op != ir::OpId::Constant && def->op != ir::OpId::Full && !direct.count(up.value) &&
+               !returnedElsewhere) {
+      const size_t at = position.at(def);
+      bool readLater = false;
+      for (size_t i = at; i < body.nodes().size() && !readLater; ++i) {
+        const ir::Node& n = *body.nodes()[i];
+        const bool reads = std::find(n.operands.begin(), n.operands.end(), u.param) != n.operands.end();
+        readLater = reads && (i > at || !(isElementwiseKernel(n) || scattersInPlace(n, u.param)));
+      }
+      if (!readLater) {
+        up.how = How::Direct;
+        direct.insert(up.value);
+      }
+    }
+    out.push_back(up);
+  }
+  return out;
+}
+
 struct Slot {
   ArenaOffset offset;
   Bytes capacity;
 };
 
 }  // namespace
+
+const ir::Value* BufferAssignment::writtenInto(const ir::Value* v) const {
+  for (const Update& u : updates)
+    if (u.value == v && u.how == Update::How::Direct) return u.param;
+  return nullptr;
+}
 
 const BufferAssignment::Buffer* BufferAssignment::find(const ir::Value* v) const {
   for (const Buffer& b : buffers)
@@ -217,6 +262,7 @@ BufferAssignment assignBuffers(const ir::Graph& g) {
       if (groupSlot[group] && groupLastStep[group] == step) freeSlots.push_back(*groupSlot[group]);
   }
   out.arenaSize = arenaEnd;
+  out.updates = planInputUpdates(g);
   return out;
 }
 
@@ -231,6 +277,13 @@ std::string describe(const BufferAssignment& a) {
                        : b.concatView ? " (concatenated in place)"
                        : b.concatInto ? " (into " + names.at(b.concatInto) + ")"
                                       : "");
+  for (const BufferAssignment::Update& u : a.updates) {
+    using How = BufferAssignment::Update::How;
+    out += fmt::format("//   result {} updates {} in place: {}\n", u.result, names.at(u.param),
+                       u.how == How::Unchanged ? "unchanged"
+                       : u.how == How::Direct  ? names.at(u.value) + " is computed into it"
+                                               : names.at(u.value) + " is copied into it after its last read");
+  }
   return out;
 }
 

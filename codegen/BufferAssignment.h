@@ -12,7 +12,13 @@
 //    share one slot, live from the first one's definition to the last use
 //    of any, and none is overwritten in place;
 //  - otherwise the first freed slot big enough is reused, else the arena
-//    grows.
+//    grows;
+//  - a result that updates an input in place (ir::InputUpdate) is computed
+//    straight into the input's buffer when nothing reads the input after
+//    the node that computes it (that node may read it elementwise, as an
+//    in-place pointwise kernel does, or scatter into it: a KV cache's new
+//    row) and the input is not also returned;
+//    otherwise it is computed aside and copied in after every read.
 //
 // Sizes may be symbolic: a buffer's size is a coefficient times a product
 // of symbols ("16*B*S"), and an offset is the sum of the sizes of the
@@ -80,10 +86,35 @@ struct BufferAssignment {
   /// The concatenations whose result is a view of their operands: no step
   /// computes them.
   std::unordered_set<const ir::Node*> concatViews;
+  /// Each input updated in place, in result order.
+  struct Update {
+    size_t result = 0;
+    const ir::Value* param = nullptr;
+    const ir::Value* value = nullptr;  // what the graph returns for it
+    enum class How {
+      Unchanged,  // the value is the parameter itself: nothing to do
+      Direct,     // its node writes the parameter's buffer
+      Copy,       // copied in after the last read (and after the outputs' copies)
+    } how = How::Copy;
+  };
+  std::vector<Update> updates;
+
+  /// The parameter whose buffer `v` is computed into, or null.
+  const ir::Value* writtenInto(const ir::Value* v) const;
 
   /// The buffer of `v`; null for a value that is not in the arena.
   const Buffer* find(const ir::Value* v) const;
 };
+
+/// Whether `n` is a pointwise kernel whose body is purely elementwise:
+/// output element i reads element i of each input of the output's type, so
+/// it may overwrite such an input.
+bool isElementwiseKernel(const ir::Node& n);
+
+/// Whether `n` is a scatter_nd into `data` that reads it only as the data
+/// it scatters into: with its result in `data`'s buffer, the step stores
+/// the updates and leaves every other element where it is.
+bool scattersInPlace(const ir::Node& n, const ir::Value* data);
 
 /// Assigns the buffers of `g`'s top level.
 BufferAssignment assignBuffers(const ir::Graph& g);

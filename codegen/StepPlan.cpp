@@ -1,5 +1,7 @@
 #include "codegen/StepPlan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "codegen/MxOperands.h"
@@ -29,6 +31,11 @@ class Planner {
     };
     for (size_t k = 0; k < r.params().size(); ++k)
       slotOf[r.param(k)] = newSlot(SlotPlan{SlotPlan::Where::Param, r.param(k)->type, static_cast<int>(k), {}, {}});
+    // A result that updates an input in place is the input's buffer: its
+    // value is computed into it or copied in at the end.
+    std::vector<bool> updates(r.returns.size(), false);
+    if (buffers)
+      for (const BufferAssignment::Update& u : buffers->updates) updates[u.result] = true;
     // A returned value computed here is written straight into its output;
     // a parameter, a constant or a value returned twice is copied there.
     std::unordered_map<const ir::Value*, int> directOutput;
@@ -36,11 +43,16 @@ class Planner {
       const ir::Value* v = r.returns[k];
       const ir::Node* def = v->definingNode();
       const bool computed = def && def->op != ir::OpId::Constant && def->op != ir::OpId::Full;
-      if (computed && !directOutput.count(v)) directOutput[v] = static_cast<int>(k);
+      if (computed && !updates[k] && !directOutput.count(v) && !(buffers && buffers->writtenInto(v)))
+        directOutput[v] = static_cast<int>(k);
     }
     for (const auto& n : r.nodes()) {
       for (const auto& result : n->results()) {
         const ir::Value* v = result.get();
+        if (const ir::Value* param = buffers ? buffers->writtenInto(v) : nullptr) {
+          slotOf[v] = slotOf.at(param);
+          continue;
+        }
         SlotPlan s;
         s.type = v->type;
         if (auto it = directOutput.find(v); it != directOutput.end()) {
@@ -80,21 +92,48 @@ class Planner {
       }
       out->steps.push_back(std::move(step));
     }
+    auto copy = [&](int from, int to) {
+      StepPlan step;
+      step.kind = StepPlan::Kind::Copy;
+      step.inputs = {from};
+      step.outputs = {to};
+      out->steps.push_back(std::move(step));
+    };
     for (size_t k = 0; k < r.returns.size(); ++k) {
       const ir::Value* v = r.returns[k];
       auto it = directOutput.find(v);
-      if (it != directOutput.end() && it->second == static_cast<int>(k)) continue;
-      int o = newSlot(SlotPlan{SlotPlan::Where::Output, v->type, static_cast<int>(k), {}, {}});
-      StepPlan copy;
-      copy.kind = StepPlan::Kind::Copy;
-      copy.inputs = {slotOf.at(v)};
-      copy.outputs = {o};
-      out->steps.push_back(std::move(copy));
+      if (updates[k] || (it != directOutput.end() && it->second == static_cast<int>(k))) continue;
+      copy(slotOf.at(v), newSlot(SlotPlan{SlotPlan::Where::Output, v->type, static_cast<int>(k), {}, {}}));
     }
+    if (buffers) planUpdateCopies(*buffers, slotOf, *out, newSlot, copy);
     return out;
   }
 
  private:
+  /// The updates copied in at the end, after the outputs' copies. A source
+  /// that is itself an input updated here (two inputs swapped) is first
+  /// copied aside, so every update reads the inputs as they came in.
+  template <typename NewSlot, typename Copy>
+  static void planUpdateCopies(const BufferAssignment& buffers, std::unordered_map<const ir::Value*, int>& slotOf,
+                               RegionPlan& out, NewSlot& newSlot, Copy& copy) {
+    using How = BufferAssignment::Update::How;
+    std::unordered_map<const ir::Value*, int> source;
+    for (const BufferAssignment::Update& u : buffers.updates) {
+      if (u.how != How::Copy) continue;
+      source[u.value] = slotOf.at(u.value);
+      const bool overwritten = std::any_of(buffers.updates.begin(), buffers.updates.end(), [&](const auto& other) {
+        return other.param == u.value && other.how == How::Copy;
+      });
+      if (overwritten && out.slots[static_cast<size_t>(source[u.value])].where == SlotPlan::Where::Param) {
+        const int aside = newSlot(SlotPlan{SlotPlan::Where::Owned, u.value->type, 0, {}, {}});
+        copy(source[u.value], aside);
+        source[u.value] = aside;
+      }
+    }
+    for (const BufferAssignment::Update& u : buffers.updates)
+      if (u.how == How::Copy) copy(source.at(u.value), slotOf.at(u.param));
+  }
+
   StepPlan planNode(const ir::Node& n, std::unordered_map<const ir::Value*, int>& slotOf) {
     StepPlan step;
     step.node = &n;

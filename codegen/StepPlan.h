@@ -6,7 +6,10 @@
 // holding its branches' plans, a host op); a result that is not computed
 // into its output (a parameter, a constant, a value returned twice) gets a
 // copy step; a concatenation whose operands were written into its buffer
-// (ConcatViews.h) gets none. Backends attach their compiled kernels by
+// (ConcatViews.h) gets none. A result that updates an input in place has no
+// Output slot: its value's slot is the input's Param slot, or a copy step
+// writes the Param slot at the end (BufferAssignment::updates), so the
+// Executables write into a Param slot only there. Backends attach their compiled kernels by
 // StepPlan::kernel, the kernel's position in codegen::kernel::fusedOps order.
 #pragma once
 

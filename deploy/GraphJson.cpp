@@ -196,7 +196,14 @@ class Reader {
 json graphToJson(const ir::Graph& g, const DenseToJson& dense) {
   json results = json::array();
   for (const ir::TensorType& t : g.resultTypes) results.push_back(typeToJson(t));
-  return {{"name", g.name}, {"results", std::move(results)}, {"body", Writer(dense).region(g.body)}};
+  json out = {{"name", g.name}, {"results", std::move(results)}, {"body", Writer(dense).region(g.body)}};
+  // Result k updates parameter p in place: [k, p] (absent when none does, as in older packages).
+  if (!g.inputUpdates.empty()) {
+    json updates = json::array();
+    for (const ir::InputUpdate& u : g.inputUpdates) updates.push_back({u.result, u.param->index()});
+    out["updates"] = std::move(updates);
+  }
+  return out;
 }
 
 std::unique_ptr<ir::Module> graphFromJson(const json& j, const DenseFromJson& dense) {
@@ -205,6 +212,13 @@ std::unique_ptr<ir::Module> graphFromJson(const json& j, const DenseFromJson& de
     auto g = std::make_unique<ir::Graph>(text(j, "name"));
     for (const json& t : array(j, "results")) g->resultTypes.push_back(typeFromJson(t));
     Reader(dense).region(field(j, "body", json::value_t::object), g->body, 0);
+    if (j.contains("updates"))
+      for (const json& u : array(j, "updates")) {
+        if (!u.is_array() || u.size() != 2 || !u[0].is_number_unsigned() || !u[1].is_number_unsigned() ||
+            u[1].get<size_t>() >= g->body.params().size())
+          fail("an input update that is not [result, parameter]");
+        g->inputUpdates.push_back({u[0].get<size_t>(), g->body.param(u[1].get<size_t>()), {}});
+      }
     m->graphs.push_back(std::move(g));
   } catch (const json::exception& e) {
     fail(e.what());

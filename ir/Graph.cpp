@@ -175,6 +175,18 @@ std::vector<Value*> inlineRegion(const Region& from, Region& into, size_t pos, c
   return results;
 }
 
+const Value* Graph::updatedParam(size_t k) const {
+  for (const InputUpdate& u : inputUpdates)
+    if (u.result == k) return u.param;
+  return nullptr;
+}
+
+int Graph::updatingResult(const Value* p) const {
+  for (const InputUpdate& u : inputUpdates)
+    if (u.param == p) return static_cast<int>(u.result);
+  return -1;
+}
+
 std::unique_ptr<Module> clone(const Module& m) {
   auto out = std::make_unique<Module>();
   out->source = m.source;
@@ -184,6 +196,7 @@ std::unique_ptr<Module> clone(const Module& m) {
     copy->loc = g->loc;
     ValueMap map;
     cloneRegion(g->body, copy->body, map);
+    for (const InputUpdate& u : g->inputUpdates) copy->inputUpdates.push_back({u.result, map.at(u.param), u.loc});
     out->graphs.push_back(std::move(copy));
   }
   return out;

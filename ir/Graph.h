@@ -122,6 +122,19 @@ class Region {
   Node* parent_;
 };
 
+/// A graph result that updates one of the graph's inputs in place (XLA's
+/// input_output_alias, JAX's donate_argnums): after a run, the input's
+/// buffer holds the result, and the result is that buffer. The text form is
+/// `-> (f32[4] updates %w)`. The verifier checks that the types match and
+/// that each input is updated at most once; reading the input after its
+/// update is computed is allowed (the plan then computes the update aside
+/// and copies it in after the last read).
+struct InputUpdate {
+  size_t result = 0;       // position among the graph's results
+  Value* param = nullptr;  // a parameter of the graph's body
+  SourceLoc loc;
+};
+
 class Graph {
  public:
   explicit Graph(std::string name) : name(std::move(name)), body("") {}
@@ -129,7 +142,14 @@ class Graph {
   std::string name;  // without '@'
   Region body;
   std::vector<TensorType> resultTypes;
+  /// In result order.
+  std::vector<InputUpdate> inputUpdates;
   SourceLoc loc;
+
+  /// The parameter result `k` updates in place, or null.
+  const Value* updatedParam(size_t k) const;
+  /// The result that updates parameter `p` in place, or -1.
+  int updatingResult(const Value* p) const;
 };
 
 class Module {

@@ -62,7 +62,10 @@ class Printer {
     out += fmt::format("graph @{}(", isPlainIdentifier(g.name) ? g.name : "graph");
     params(g.body, names);
     out += ") -> (";
-    for (size_t k = 0; k < g.resultTypes.size(); ++k) out += (k ? ", " : "") + toString(g.resultTypes[k]);
+    for (size_t k = 0; k < g.resultTypes.size(); ++k) {
+      out += (k ? ", " : "") + toString(g.resultTypes[k]);
+      if (const Value* p = g.updatedParam(k)) out += " updates " + names(p);
+    }
     out += ") {\n";
     body(g.body, names, 1);
     out += "}\n";

@@ -29,6 +29,7 @@ class GraphVerifier {
       error(body.returnLoc.known() ? body.returnLoc : graph_.loc,
             fmt::format("@{} returns ({}) but its signature says ({})", graph_.name, toString(body.returnTypes()),
                         toString(graph_.resultTypes)));
+    inputUpdates();
     return ok_;
   }
 
@@ -36,6 +37,34 @@ class GraphVerifier {
   void error(const SourceLoc& loc, std::string msg) {
     diags_.error(loc, std::move(msg));
     ok_ = false;
+  }
+
+  /// Each `updates %p`: a parameter of the graph's body, updated by one
+  /// result of its own type.
+  void inputUpdates() {
+    std::set<const Value*> updated;
+    std::set<size_t> results;
+    for (const InputUpdate& u : graph_.inputUpdates) {
+      const SourceLoc& at = u.loc.known() ? u.loc : graph_.loc;
+      if (u.result >= graph_.resultTypes.size()) {
+        error(at, fmt::format("@{} has {} results: no result {} to update an input", graph_.name,
+                              graph_.resultTypes.size(), u.result));
+        continue;
+      }
+      if (!u.param || u.param->parentRegion() != &graph_.body || u.param->definingNode()) {
+        error(at, fmt::format("result {} of @{} updates a value that is not a parameter of the graph", u.result,
+                              graph_.name));
+        continue;
+      }
+      if (u.param->type != graph_.resultTypes[u.result])
+        error(at, fmt::format("result {} of @{} is {} but updates '%{}' of type {} in place: the types must match",
+                              u.result, graph_.name, toString(graph_.resultTypes[u.result]), u.param->name,
+                              toString(u.param->type)));
+      if (!updated.insert(u.param).second)
+        error(at, fmt::format("'%{}' is updated in place by more than one result of @{}", u.param->name, graph_.name));
+      if (!results.insert(u.result).second)
+        error(at, fmt::format("result {} of @{} updates more than one parameter", u.result, graph_.name));
+    }
   }
 
   void checkType(const SourceLoc& loc, const TensorType& t) {

@@ -25,7 +25,11 @@
 //                      Each costs N × positions work, which suits the small
 //                      N of exported models (masks, cache rows); past 2^24
 //                      (static sizes) the scatter_nd stays, run by the
-//                      reference's loop as a host step.
+//                      reference's loop as a host step. A scatter_nd into a
+//                      parameter that its result updates in place (a KV
+//                      cache's new row: `-> (... updates %cache)`) stays
+//                      too: the plan stores the updates into the caller's
+//                      buffer, O(N), instead of rewriting every element.
 //
 // Reductions keep their dims with keepdim = true and broadcast back. f16 and
 // bf16 inputs are computed in f32 and cast back once, as PyTorch's kernels
@@ -421,11 +425,21 @@ class Decomposer {
   ir::NodeBuilder b_;
 };
 
-bool decompose(ir::Region& r) {
+/// Whether `n` is a scatter_nd into a parameter of `g` that its result,
+/// returned, updates in place.
+bool scattersIntoUpdatedInput(const ir::Graph& g, const ir::Node& n) {
+  if (n.op != OpId::ScatterNd || n.operands[0]->parentRegion() != &g.body || n.operands[0]->definingNode())
+    return false;
+  const int k = g.updatingResult(n.operands[0]);
+  return k >= 0 && g.body.returns[static_cast<size_t>(k)] == n.result();
+}
+
+bool decompose(ir::Region& r, const ir::Graph* g) {
   bool changed = false;
   RegionSweep sweep(r);
   while (ir::Node* n = sweep.next()) {
-    for (const auto& inner : n->regions()) changed |= decompose(*inner);
+    for (const auto& inner : n->regions()) changed |= decompose(*inner, nullptr);
+    if (g && scattersIntoUpdatedInput(*g, *n)) continue;
     Decomposer d(r, sweep.position(), *n);
     ir::Value* replacement = d.run();
     if (!replacement) continue;
@@ -440,6 +454,6 @@ bool decompose(ir::Region& r) {
 
 }  // namespace
 
-PassResult DecomposePass::run(ir::Graph& g, ir::DiagnosticEngine&) { return {decompose(g.body), false}; }
+PassResult DecomposePass::run(ir::Graph& g, ir::DiagnosticEngine&) { return {decompose(g.body, &g), false}; }
 
 }  // namespace graphc::passes

@@ -12,6 +12,12 @@
 //                          tensors hold now, with no per-call shape work (as
 //                          torch.accelerator.Graph / CUDA graph replay).
 //
+// A result that updates an input in place (ir::InputUpdate) is written
+// into the caller's input tensor: run() returns that tensor as the result,
+// capture() takes it as the result's output, and each replay() updates it
+// again (an optimizer step, a KV cache). runtime/InputUpdates.h holds the
+// checks every backend makes of such inputs and outputs.
+//
 // Thread safety: run() may be called from many threads at once, on one
 // Executable or several (each call binds its own buffers); capture() and
 // replay() of one Executable are serialised with each other.
@@ -89,7 +95,8 @@ class Executable {
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options = {}) = 0;
 
   /// Binds inputs and outputs (outputs must have the result types for the
-  /// inputs' sizes and must not overlap the inputs); throws ir::Error if not.
+  /// inputs' sizes and must not overlap the inputs, except that a result
+  /// updating an input is bound to that input); throws ir::Error if not.
   virtual void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) = 0;
   /// Runs what capture() bound; throws ir::Error if nothing is captured.
   virtual void replay(const RunOptions& options = {}) = 0;

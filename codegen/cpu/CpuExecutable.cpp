@@ -16,6 +16,7 @@
 #include "ir/Half.h"
 #include "ir/Printer.h"
 #include "ir/SizeMath.h"
+#include "runtime/InputUpdates.h"
 #include "runtime/cpu/Attention.h"
 #include "runtime/cpu/Eigh.h"
 #include "runtime/cpu/Gemm.h"
@@ -476,6 +477,11 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
     case StepPlan::Kind::Cond: execute(*s.branches[s.inputs[0].getInt(0) != 0 ? 0 : 1], pool, options); return;
     case StepPlan::Kind::Copy: std::memcpy(s.outputs[0].data(), s.inputs[0].data(), s.outputs[0].nbytes()); return;
     case StepPlan::Kind::Host: {
+      if (s.plan->node->op == ir::OpId::ScatterNd && s.outputs[0].data() == s.inputs[0].data()) {
+        // Into the input it updates (BufferAssignment): the updates alone are stored.
+        runtime::scatterNdInPlace(*s.plan->node, s.outputs[0], s.inputs[1], s.inputs[2]);
+        return;
+      }
       std::vector<std::vector<int64_t>> shapes;
       for (const Tensor& t : s.outputs) shapes.push_back(t.shape());
       std::vector<Tensor> results = runtime::evaluateNode(*s.plan->node, s.inputs, shapes);
@@ -524,12 +530,6 @@ std::string describe(const RegionPlan& plan, int indent) {
   return out;
 }
 
-bool overlaps(const Tensor& a, const Tensor& b) {
-  if (a.nbytes() == 0 || b.nbytes() == 0) return false;
-  const std::byte *a0 = a.data(), *a1 = a0 + a.nbytes(), *b0 = b.data(), *b1 = b0 + b.nbytes();
-  return a0 < b1 && b0 < a1;
-}
-
 class CpuExecutable final : public runtime::Executable {
  public:
   CpuExecutable(const ir::Graph& g, std::vector<std::shared_ptr<const CompiledKernel>> kernels,
@@ -544,9 +544,8 @@ class CpuExecutable final : public runtime::Executable {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const runtime::RunOptions& options) override {
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
-    std::vector<Tensor> outputs;
-    for (const ir::TensorType& t : graph_.resultTypes)
-      outputs.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
+    runtime::checkUpdatedInputs(graph_, inputs);
+    std::vector<Tensor> outputs = runtime::outputsFor(graph_, inputs, sizes);
     Call call = bind(sizes, inputs, outputs);
     execute(*call.region, pool_, options);
     keepForNextRun(std::move(call), sizes);
@@ -555,20 +554,8 @@ class CpuExecutable final : public runtime::Executable {
 
   void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) override {
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
-    if (outputs.size() != graph_.resultTypes.size())
-      throw ir::Error(fmt::format("capture: @{} has {} results, got {} output tensors", graph_.name,
-                                  graph_.resultTypes.size(), outputs.size()));
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      const ir::TensorType want = ir::substitute(graph_.resultTypes[k], sizes);
-      if (outputs[k].type() != want)
-        throw ir::Error(fmt::format("capture: output {} must be {}, got {}", k, ir::toString(want),
-                                    ir::toString(outputs[k].type())));
-      for (size_t i = 0; i < inputs.size(); ++i)
-        if (overlaps(outputs[k], inputs[i])) throw ir::Error(fmt::format("capture: output {} overlaps input {}", k, i));
-      for (size_t j = 0; j < k; ++j)
-        if (overlaps(outputs[k], outputs[j]))
-          throw ir::Error(fmt::format("capture: output {} overlaps output {}", k, j));
-    }
+    runtime::checkCaptureOutputs(graph_, inputs, outputs, sizes);
+    runtime::checkUpdatedInputs(graph_, inputs);
     Call call = bind(sizes, inputs, outputs);
     std::lock_guard lock(captureMutex_);
     captured_ = std::move(call);

@@ -12,6 +12,7 @@
 #include "codegen/cuda/CudaRuntime.h"
 #include "codegen/cuda/DeviceBinding.h"
 #include "codegen/cuda/DeviceSteps.h"
+#include "runtime/InputUpdates.h"
 #include "runtime/reference/Interpreter.h"
 
 namespace graphc::codegen::cuda {
@@ -35,6 +36,7 @@ class CudaExecutable final : public runtime::Executable {
     // cuSOLVER handle.
     std::lock_guard lock(mutex_);
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
+    runtime::checkUpdatedInputs(graph_, inputs);
     Binding binding(*module_, graph_, *plan_, sizes, inputs);
     cudaStream_t stream = streams_.at(0);
     for (size_t k = 0; k < inputs.size(); ++k)
@@ -42,11 +44,11 @@ class CudaExecutable final : public runtime::Executable {
                             stream),
             "cudaMemcpyAsync (input)");
     Executor(*module_, streams_, false, options).region(*binding.region, 0);
-    std::vector<Tensor> outputs;
-    for (const DeviceTensor& d : binding.resultTensors) {
-      outputs.emplace_back(d.dtype, d.shape);
-      check(cudaMemcpyAsync(outputs.back().data(), d.data, static_cast<size_t>(d.nbytes()), cudaMemcpyDeviceToHost,
-                            stream),
+    // A result that updates an input is copied back into the input's tensor.
+    std::vector<Tensor> outputs = runtime::outputsFor(graph_, inputs, sizes);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const DeviceTensor& d = binding.resultTensors[k];
+      check(cudaMemcpyAsync(outputs[k].data(), d.data, static_cast<size_t>(d.nbytes()), cudaMemcpyDeviceToHost, stream),
             "cudaMemcpyAsync (result)");
     }
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -57,15 +59,8 @@ class CudaExecutable final : public runtime::Executable {
   void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) override {
     std::lock_guard lock(mutex_);
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
-    if (outputs.size() != graph_.resultTypes.size())
-      throw ir::Error(fmt::format("capture: @{} has {} results, got {} output tensors", graph_.name,
-                                  graph_.resultTypes.size(), outputs.size()));
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      const ir::TensorType want = ir::substitute(graph_.resultTypes[k], sizes);
-      if (outputs[k].type() != want)
-        throw ir::Error(fmt::format("capture: output {} must be {}, got {}", k, ir::toString(want),
-                                    ir::toString(outputs[k].type())));
-    }
+    runtime::checkCaptureOutputs(graph_, inputs, outputs, sizes);
+    runtime::checkUpdatedInputs(graph_, inputs);
     for (cudaGraphExec_t* e : {&exec_, &stepsExec_})
       if (*e) {
         cudaGraphExecDestroy(*e);

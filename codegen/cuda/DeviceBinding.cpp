@@ -30,8 +30,13 @@ Binding::Binding(Module& m, const ir::Graph& g, const RegionPlan& plan, const ir
   int64_t bytes = grow(plan.arenaSize.evaluate(sizes), 0, 256);
   std::vector<DeviceTensor> params, results;
   for (const Tensor& t : inputs) params.push_back(reserve(t.dtype(), t.shape(), bytes));
-  for (const ir::TensorType& t : g.resultTypes)
-    results.push_back(reserve(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)), bytes));
+  // A result that updates an input in place is the input's device buffer.
+  for (size_t k = 0; k < g.resultTypes.size(); ++k) {
+    const ir::TensorType& t = g.resultTypes[k];
+    const ir::Value* updated = g.updatedParam(k);
+    results.push_back(updated ? params.at(static_cast<size_t>(updated->index()))
+                              : reserve(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)), bytes));
+  }
   region = layout(plan, params, results, bytes);
   check(cudaMalloc(reinterpret_cast<void**>(&base_), static_cast<size_t>(std::max<int64_t>(bytes, 256))),
         "cudaMalloc (arena)");

@@ -107,6 +107,13 @@ class Graph {
   /// re-inferred — `graphc export --dim B=4`. Throws Error for a symbol no
   /// parameter has or a size below 0.
   Graph withStaticDims(const std::map<std::string, int64_t>& sizes) const;
+  /// The graph with results that update parameters in place (`{{1, "w"}}`:
+  /// result 1 updates %w, as `-> (..., f32[4] updates %w)` in the text):
+  /// a run writes the result into the tensor passed for %w and returns that
+  /// tensor. Throws Error for an unknown parameter or result, CompileError
+  /// (the verifier's) for a result whose type is not the parameter's or a
+  /// parameter updated twice.
+  Graph withInputUpdates(const std::map<size_t, std::string>& updates) const;
 
  private:
   std::shared_ptr<const ir::Module> module_;

@@ -2,12 +2,14 @@
 // caller makes to a loaded graph before compiling it — bind the weights
 // (freeze), unpin a static size, pin a symbolic one. Each works on a clone;
 // the Graph stays immutable.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "frontend/api/Api.h"
+#include "ir/Verifier.h"
 #include "passes/Passes.h"
 #include "runtime/reference/Constants.h"
 
@@ -49,6 +51,9 @@ Graph Graph::withConstants(const std::map<std::string, Tensor>& values) const {
   for (const auto& [name, value] : values) {
     const size_t k = paramIndex(g, name);
     ir::Value* param = g.body.param(k);
+    if (g.updatingResult(param) >= 0)
+      throw Error(fmt::format("parameter %{} is updated in place by result {}: it cannot become a constant", name,
+                              g.updatingResult(param)));
     if (!fits(param->type, value))
       throw Error(fmt::format("parameter %{} is {}; the constant given for it is {}", name, ir::toString(param->type),
                               ir::toString(value.type())));
@@ -96,6 +101,23 @@ Graph Graph::withStaticDims(const std::map<std::string, int64_t>& sizes) const {
   }
   for (const auto& p : g.body.params()) p->type = ir::substitute(p->type, sizes);
   reinferTypes(g);
+  return Graph(std::move(module));
+}
+
+Graph Graph::withInputUpdates(const std::map<size_t, std::string>& updates) const {
+  auto module = ir::clone(*module_);
+  ir::Graph& g = *module->entry();
+  for (const auto& [result, name] : updates) {
+    if (result >= g.resultTypes.size())
+      throw Error(fmt::format("graph @{} has {} results: no result {}", g.name, g.resultTypes.size(), result));
+    ir::Value* param = g.body.param(paramIndex(g, name));
+    std::erase_if(g.inputUpdates, [&](const ir::InputUpdate& u) { return u.result == result; });
+    g.inputUpdates.push_back({result, param, {}});
+  }
+  std::sort(g.inputUpdates.begin(), g.inputUpdates.end(),
+            [](const ir::InputUpdate& a, const ir::InputUpdate& b) { return a.result < b.result; });
+  ir::DiagnosticEngine diags;
+  if (!ir::verify(*module, diags)) throw CompileError(diags.all());
   return Graph(std::move(module));
 }
 

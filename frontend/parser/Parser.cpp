@@ -384,6 +384,19 @@ class Parser {
     expect(Tok::RBrace, "'}' after the return (return must be the last statement)");
   }
 
+  /// A result type, and `updates %param` when the result updates that
+  /// parameter in place (the verifier checks the pair).
+  void resultType(Graph& g, const Scope& params) {
+    g.resultTypes.push_back(type());
+    if (!atKeyword("updates")) return;
+    SourceLoc at = loc();
+    take();
+    Token name = expect(Tok::ValueName, "the parameter the result updates, such as %w");
+    auto it = params.names.find(name.text);
+    if (it == params.names.end()) fail(loc(name), fmt::format("'%{}' is not a parameter of @{}", name.text, g.name));
+    g.inputUpdates.push_back({g.resultTypes.size() - 1, it->second.value, at});
+  }
+
   std::unique_ptr<Graph> graph() {
     if (!atKeyword("graph")) unexpected("'graph'");
     SourceLoc graphLoc = loc();
@@ -397,12 +410,12 @@ class Parser {
     SourceLoc resultsLoc = loc();
     if (accept(Tok::LParen)) {
       if (tok_.kind != Tok::RParen) {
-        do g->resultTypes.push_back(type());
+        do resultType(*g, scope);
         while (accept(Tok::Comma));
       }
       expect(Tok::RParen, "',' or ')' after the result type");
     } else {
-      g->resultTypes.push_back(type());  // `-> f32[4]`: one result, parentheses optional
+      resultType(*g, scope);  // `-> f32[4]`: one result, parentheses optional
     }
     regionBody(g->body, scope, 0);
     if (g->body.returnTypes() != g->resultTypes) {

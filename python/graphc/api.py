@@ -69,6 +69,7 @@ def compile(
     *,
     dynamic: Optional[Mapping[str, Mapping[int, str]]] = None,
     constants: Optional[Mapping[str, Any]] = None,
+    updates: Optional[Mapping[int, str]] = None,
     passes: str = "",
     dump_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
     print_weights: bool = False,
@@ -84,6 +85,10 @@ def compile(
     constants: ``{"w": array}`` binds inputs to constant values (copied
                once), so the backend packs them at compile time: a model's
                weights. The executable then takes the remaining inputs.
+    updates:   ``{0: "w"}`` makes result 0 update input ``w`` in place (as
+               ``-> (f32[4] updates %w)`` in the text): each run writes it
+               into the array passed for ``w``, which must be writable, and
+               returns that array as the result.
     passes:    a comma-separated pass pipeline (``graphc opt --passes``).
     dump_dir:  write the debug dump there (default: ``$GRAPHC_DEBUG_DIR``).
     arch, matmul: cuda's architecture (``sm_90``) and GEMM implementation.
@@ -100,6 +105,8 @@ def compile(
         graph = graph.with_dynamic_dims({name: dict(dims) for name, dims in dynamic.items()})
     if constants:
         graph = graph.with_constants(dict(constants))
+    if updates:
+        graph = graph.with_input_updates({int(k): name for k, name in updates.items()})
     return _compile(
         graph,
         device=device,

@@ -81,8 +81,8 @@ struct PyExecutable {
 
   /// The positional and keyword arguments in parameter order, as Tensors
   /// over the callers' memory; `cancel=` a CancelToken is the run's token.
-  std::vector<Tensor> bind(const nb::args& args, const nb::kwargs& kwargs, Framework& framework,
-                           CancelToken*& token) const {
+  std::vector<Tensor> bind(const nb::args& args, const nb::kwargs& kwargs, Framework& framework, CancelToken*& token,
+                           std::vector<nb::handle>* arrays = nullptr) const {
     std::vector<nb::handle> given(names.size());
     if (args.size() > names.size())
       throw nb::type_error(fmt::format("the graph takes {} inputs, {} were given", names.size(), args.size()).c_str());
@@ -103,38 +103,56 @@ struct PyExecutable {
     framework = Framework::NumPy;
     std::vector<Tensor> inputs;
     inputs.reserve(names.size());
+    const ir::Graph& entry = exe.optimized().entry();
     for (size_t k = 0; k < names.size(); ++k) {
       if (!given[k].is_valid()) throw nb::type_error(fmt::format("input {} ('{}') is missing", k, names[k]).c_str());
       if (frameworkOf(given[k]) == Framework::PyTorch) framework = Framework::PyTorch;
-      inputs.push_back(wrapArray(given[k], [&] { return fmt::format("input {} ('{}')", k, names[k]); }));
+      auto name = [&] { return fmt::format("input {} ('{}')", k, names[k]); };
+      // An input a result updates in place is written through the caller's array.
+      const bool updated = entry.updatingResult(entry.body.param(k)) >= 0;
+      inputs.push_back(updated ? wrapWritableArray(given[k], name) : wrapArray(given[k], name));
     }
+    if (arrays) *arrays = std::move(given);
     return inputs;
   }
 
   nb::list run(const nb::args& args, const nb::kwargs& kwargs) const {
     Framework framework;
     CancelToken* token;
-    std::vector<Tensor> inputs = bind(args, kwargs, framework, token);
+    std::vector<nb::handle> arrays;
+    std::vector<Tensor> inputs = bind(args, kwargs, framework, token, &arrays);
     std::vector<Tensor> outputs;
     runCancellable(token, [&](const RunOptions& options) { outputs = exe.run(inputs, options); });
+    // A result that updates an input is the caller's array itself.
+    const ir::Graph& entry = exe.optimized().entry();
     nb::list result;
-    for (Tensor& t : outputs) result.append(toArray(std::move(t), framework));
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (const ir::Value* p = entry.updatedParam(k))
+        result.append(arrays[static_cast<size_t>(p->index())]);
+      else
+        result.append(toArray(std::move(outputs[k]), framework));
+    }
     return result;
   }
 
   void capture(const nb::sequence& inputs, const nb::sequence& outputs) {
     std::vector<CapturedArray> keep;
-    auto tensors = [&](const nb::sequence& arrays, const char* what, bool written) {
+    auto tensors = [&](const nb::sequence& arrays, const char* what, auto written) {
       std::vector<Tensor> out;
       size_t k = 0;
       for (nb::handle a : arrays) {
-        std::string name = fmt::format("{} {}", what, k++);
-        out.push_back(written ? wrapWritableArray(a, [&] { return name; }) : wrapArray(a, [&] { return name; }));
+        std::string name = fmt::format("{} {}", what, k);
+        out.push_back(written(k++) ? wrapWritableArray(a, [&] { return name; }) : wrapArray(a, [&] { return name; }));
         keep.push_back({nb::borrow(a), out.back().data(), out.back().shape(), std::move(name)});
       }
       return out;
     };
-    std::vector<Tensor> in = tensors(inputs, "input", false), out = tensors(outputs, "output", true);
+    const ir::Graph& entry = exe.optimized().entry();
+    auto updated = [&](size_t k) {  // an input a result updates in place is written
+      return k < entry.body.params().size() && entry.updatingResult(entry.body.param(k)) >= 0;
+    };
+    std::vector<Tensor> in = tensors(inputs, "input", updated),
+                        out = tensors(outputs, "output", [](size_t) { return true; });
     {
       nb::gil_scoped_release released;
       exe.capture(in, out);
@@ -215,7 +233,13 @@ NB_MODULE(_graphc, m) {
             return g.withConstants(tensors);
           },
           "values"_a)
-      .def("with_dynamic_dims", &Graph::withDynamicDims, "dims"_a);
+      .def("with_dynamic_dims", &Graph::withDynamicDims, "dims"_a)
+      .def("with_input_updates", &Graph::withInputUpdates, "updates"_a)
+      .def_prop_ro("input_updates", [](const Graph& g) {  // {result: parameter name}
+        std::map<size_t, std::string> out;
+        for (const ir::InputUpdate& u : g.entry().inputUpdates) out[u.result] = u.param->name;
+        return out;
+      });
 
   nb::class_<CancelToken>(m, "CancelToken")
       .def(nb::init<>())

@@ -34,4 +34,11 @@ std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inp
 std::vector<Tensor> evaluateNode(const ir::Node& n, const std::vector<Tensor>& operands,
                                  const std::vector<std::vector<int64_t>>& resultShapes);
 
+/// scatter_nd's writes into `data` itself (its value before is the
+/// scatter's data operand): the updates stored at their places, every other
+/// element left as it is, as the in-place step of a scatter into an input
+/// the graph updates (a KV cache's row). Throws ir::Error, with nothing
+/// written, for an index out of range.
+void scatterNdInPlace(const ir::Node& n, Tensor& data, const Tensor& index, const Tensor& updates);
+
 }  // namespace graphc::runtime

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/InputUpdates.h"
 #include "runtime/reference/Interpreter.h"
 
 namespace graphc::runtime {
@@ -16,18 +17,15 @@ class InterpretingExecutable final : public Executable {
   explicit InterpretingExecutable(const ir::Graph& g) : graph_(g) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override {
-    return interpret(graph_, inputs, nullptr, options);
+    checkUpdatedInputs(graph_, inputs);
+    std::vector<Tensor> results = interpret(graph_, inputs, nullptr, options);
+    applyInputUpdates(graph_, inputs, results);
+    return results;
   }
 
   void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) override {
-    std::vector<Tensor> expected = interpret(graph_, inputs);
-    if (outputs.size() != expected.size())
-      throw ir::Error(
-          fmt::format("capture: @{} has {} results, {} outputs given", graph_.name, expected.size(), outputs.size()));
-    for (size_t k = 0; k < outputs.size(); ++k)
-      if (outputs[k].type() != expected[k].type())
-        throw ir::Error(fmt::format("capture: output {} is {}, the result is {}", k, ir::toString(outputs[k].type()),
-                                    ir::toString(expected[k].type())));
+    checkCaptureOutputs(graph_, inputs, outputs, bindInputs(graph_, inputs));
+    checkUpdatedInputs(graph_, inputs);
     std::lock_guard lock(captureMutex_);
     inputs_ = inputs;
     outputs_ = outputs;
@@ -38,7 +36,9 @@ class InterpretingExecutable final : public Executable {
     std::lock_guard lock(captureMutex_);
     if (!captured_) throw ir::Error("replay: nothing is captured");
     std::vector<Tensor> results = interpret(graph_, inputs_, nullptr, options);
-    for (size_t k = 0; k < results.size(); ++k) std::memcpy(outputs_[k].data(), results[k].data(), results[k].nbytes());
+    applyInputUpdates(graph_, inputs_, results);
+    for (size_t k = 0; k < results.size(); ++k)
+      if (!graph_.updatedParam(k)) std::memcpy(outputs_[k].data(), results[k].data(), results[k].nbytes());
   }
 
   std::string describe() const override { return fmt::format("interpret @{}\n", graph_.name); }

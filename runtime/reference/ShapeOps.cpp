@@ -9,6 +9,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/ShapeRules.h"
+#include "runtime/reference/Interpreter.h"
 #include "runtime/reference/ReferenceOps.h"
 
 namespace graphc::runtime::reference {
@@ -145,44 +146,9 @@ Tensor gatherNd(const ir::Node& n, const Tensor& x, const Tensor& index, const s
 /// index holds (ONNX ScatterND), combined with what is there by `reduction`;
 /// with none, a later update to the same place wins.
 Tensor scatterNd(const ir::Node& n, const Tensor& x, const Tensor& index, const Tensor& updates) {
-  const ir::Attribute* r = n.attrs.find("reduction");
-  const std::string reduction = r ? r->s : "none";
-  const int64_t depth = index.shape().back();
-  const int64_t tuples = depth ? index.numel() / depth : 0;
-  int64_t rest = 1;
-  for (int64_t k = depth; k < x.rank(); ++k) rest *= x.shape()[k];
   Tensor out(x.dtype(), x.shape());
   std::memcpy(out.data(), x.data(), x.nbytes());
-  const bool real = ir::isFloat(x.dtype());
-  for (int64_t t = 0; t < tuples; ++t) {
-    int64_t at = 0;
-    for (int64_t j = 0; j < depth; ++j) {
-      const int64_t size = x.shape()[j];
-      at = at * size + checkedIndex(n, index.getInt(t * depth + j), size);
-    }
-    for (int64_t e = 0; e < rest; ++e) {
-      const int64_t o = at * rest + e, u = t * rest + e;
-      if (reduction == "none") {
-        if (real)
-          out.setDouble(o, updates.getDouble(u));
-        else
-          out.setInt(o, updates.getInt(u));
-      } else if (real) {
-        const double a = out.getDouble(o), b = updates.getDouble(u);
-        out.setDouble(o, reduction == "add"   ? a + b
-                         : reduction == "mul" ? a * b
-                         : reduction == "max" ? (std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b))
-                                              : (std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b)));
-      } else {
-        const int64_t a = out.getInt(o), b = updates.getInt(u);
-        // Wrapping as the dtype's width does (setInt stores two's complement).
-        out.setInt(o, reduction == "add"   ? static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b))
-                      : reduction == "mul" ? static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b))
-                      : reduction == "max" ? std::max(a, b)
-                                           : std::min(a, b));
-      }
-    }
-  }
+  scatterNdInPlace(n, out, index, updates);
   return out;
 }
 
@@ -366,3 +332,59 @@ Tensor creation(const ir::Node& n, ir::DType dtype, const std::vector<int64_t>& 
 }
 
 }  // namespace graphc::runtime::reference
+
+namespace graphc::runtime {
+
+void scatterNdInPlace(const ir::Node& n, Tensor& data, const Tensor& index, const Tensor& updates) {
+  const ir::Attribute* r = n.attrs.find("reduction");
+  const std::string reduction = r ? r->s : "none";
+  const int64_t depth = index.shape().back();
+  const int64_t tuples = depth ? index.numel() / depth : 0;
+  int64_t rest = 1;
+  for (int64_t k = depth; k < data.rank(); ++k) rest *= data.shape()[k];
+  // Every index is checked before anything is written: an error leaves the
+  // data as it was.
+  std::vector<int64_t> places(static_cast<size_t>(tuples));
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t at = 0;
+    for (int64_t j = 0; j < depth; ++j) {
+      const int64_t size = data.shape()[j];
+      at = at * size + reference::checkedIndex(n, index.getInt(t * depth + j), size);
+    }
+    places[static_cast<size_t>(t)] = at;
+  }
+  Tensor& out = data;
+  const bool real = ir::isFloat(data.dtype());
+  for (int64_t t = 0; t < tuples; ++t) {
+    const int64_t at = places[static_cast<size_t>(t)];
+    if (reduction == "none" && data.dtype() == updates.dtype()) {  // one block of bytes
+      const size_t bytes = static_cast<size_t>(rest) * static_cast<size_t>(ir::dtypeSize(data.dtype()));
+      std::memcpy(out.data() + static_cast<size_t>(at) * bytes, updates.data() + static_cast<size_t>(t) * bytes, bytes);
+      continue;
+    }
+    for (int64_t e = 0; e < rest; ++e) {
+      const int64_t o = at * rest + e, u = t * rest + e;
+      if (reduction == "none") {
+        if (real)
+          out.setDouble(o, updates.getDouble(u));
+        else
+          out.setInt(o, updates.getInt(u));
+      } else if (real) {
+        const double a = out.getDouble(o), b = updates.getDouble(u);
+        out.setDouble(o, reduction == "add"   ? a + b
+                         : reduction == "mul" ? a * b
+                         : reduction == "max" ? (std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b))
+                                              : (std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b)));
+      } else {
+        const int64_t a = out.getInt(o), b = updates.getInt(u);
+        // Wrapping as the dtype's width does (setInt stores two's complement).
+        out.setInt(o, reduction == "add"   ? static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b))
+                      : reduction == "mul" ? static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b))
+                      : reduction == "max" ? std::max(a, b)
+                                           : std::min(a, b));
+      }
+    }
+  }
+}
+
+}  // namespace graphc::runtime

@@ -56,12 +56,15 @@ void expectMatchesReference(const std::string& text, const std::string& what, ui
   ASSERT_TRUE(original && m) << what;
   const ir::Graph& g = *m->entry();
   const std::vector<Tensor> inputs = testing::randomInputs(g, seed);
+  // The oracle first, and the replay and the run on copies of their own:
+  // each writes the inputs that results update in place.
+  const std::vector<Tensor> want = testing::copiesOf(runtime::interpret(*original->entry(), inputs));
   auto exe = codegen::cuda::compileGraph(g);
-  std::vector<Tensor> replayed = testing::poisonedOutputs(g, inputs);
-  exe->capture(inputs, replayed);
+  const std::vector<Tensor> replayInputs = testing::copiesOf(inputs);
+  std::vector<Tensor> replayed = testing::poisonedOutputs(g, replayInputs);
+  exe->capture(replayInputs, replayed);
   exe->replay();
-  const std::vector<Tensor> ran = exe->run(inputs);
-  const std::vector<Tensor> want = runtime::interpret(*original->entry(), inputs);
+  const std::vector<Tensor> ran = exe->run(testing::copiesOf(inputs));
   const bool eigh = text.find("eigh(") != std::string::npos;
   const bool gemm = testing::hasGemm(original->entry()->body);
   for (size_t k = 0; k < want.size(); ++k) {
@@ -287,6 +290,52 @@ TEST(CudaCapture, RejectsOutputsOfTheWrongType) {
   std::vector<Tensor> wrong = {Tensor(ir::DType::F64, {4})};
   EXPECT_THROW(exe->capture({x}, wrong), ir::Error);
   EXPECT_THROW(exe->replay(), ir::Error);
+}
+
+// Results that update inputs in place: run() and replay() leave the new
+// values in the caller's tensors (computed into the input's device buffer,
+// or copied in after the last read), as the reference computes them.
+TEST(CudaInputUpdates, RunAndReplayWriteTheCallersTensors) {
+  REQUIRE_CUDA_DEVICE();
+  const char* texts[] = {
+      "graph @sgd(%w: f32[N, 3], %m: f32[N, 3], %g: f32[N, 3]) -> (f32[N, 3] updates %w, f32[N, 3] updates %m) {\n"
+      "  %mm = mul(%m, 0.9)\n  %m2 = add(%mm, %g)\n  %s = mul(%m2, 0.1)\n  %w2 = sub(%w, %s)\n"
+      "  return %w2, %m2\n}\n",
+      "graph @swap(%a: f32[5], %b: f32[5]) -> (f32[5] updates %a, f32[5] updates %b, f32[5]) {\n"
+      "  return %b, %a, %a\n}\n",
+      "graph @gemm(%w: f32[8, 8], %x: f32[8, 8]) -> (f32[8, 8] updates %w) {\n"
+      "  %y = matmul(%w, %x)\n  %w2 = add(%y, %w)\n  return %w2\n}\n",
+  };
+  for (const char* text : texts) {
+    SCOPED_TRACE(text);
+    auto original = testing::parseOk(text);
+    auto m = testing::optimisedOk(text);
+    ASSERT_TRUE(original && m);
+    const ir::Graph& g = *m->entry();
+    auto exe = codegen::cuda::compileGraph(g);
+    std::vector<Tensor> inputs;
+    for (const auto& p : g.body.params()) {
+      std::vector<int64_t> shape = runtime::concreteShape(ir::substitute(p->type, {{"N", 7}}));
+      inputs.push_back(runtime::randomTensor(ir::DType::F32, shape, 3 + static_cast<uint64_t>(p->index())));
+    }
+    auto expectStep = [&](const std::vector<Tensor>& outputs, const std::vector<Tensor>& before, const char* what) {
+      const std::vector<Tensor> want = runtime::interpret(*original->entry(), before);
+      for (size_t k = 0; k < want.size(); ++k)
+        EXPECT_TRUE(testing::allClose(outputs[k], want[k], toleranceFor(want[k], true, false))) << what << " " << k;
+    };
+    std::vector<Tensor> before = testing::copiesOf(inputs);
+    std::vector<Tensor> outputs = exe->run(inputs);
+    expectStep(testing::copiesOf(outputs), before, "run");
+    for (const ir::InputUpdate& u : g.inputUpdates)
+      EXPECT_EQ(outputs[u.result].data(), inputs[static_cast<size_t>(u.param->index())].data());
+    std::vector<Tensor> bound = testing::poisonedOutputs(g, inputs);
+    exe->capture(inputs, bound);
+    for (int round = 0; round < 2; ++round) {
+      before = testing::copiesOf(inputs);
+      exe->replay();
+      expectStep(testing::copiesOf(bound), before, "replay");
+    }
+  }
 }
 
 // ---- cuBLASLt ---------------------------------------------------------------------------

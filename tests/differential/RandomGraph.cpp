@@ -51,10 +51,19 @@ class Generator {
     std::vector<Val> outs;
     const int count = pick(1, 3);
     for (int k = 0; k < count; ++k) outs.push_back(recent(pool_));
+    // A result may update a parameter of its shape in place (each at most once).
+    std::vector<bool> updated(static_cast<size_t>(params), false);
     std::string types, names;
     for (size_t k = 0; k < outs.size(); ++k) {
       types += fmt::format("{}{}{}", k ? ", " : "", dtype_, shapeText(outs[k].shape));
       names += fmt::format("{}%{}", k ? ", " : "", outs[k].name);
+      if (!options_.inputUpdates || !chance(0.5)) continue;
+      for (int p = 0; p < params; ++p)
+        if (!updated[static_cast<size_t>(p)] && pool_[static_cast<size_t>(p)].shape == outs[k].shape) {
+          updated[static_cast<size_t>(p)] = true;
+          types += fmt::format(" updates %{}", pool_[static_cast<size_t>(p)].name);
+          break;
+        }
     }
     return fmt::format("graph @main({}) -> ({}) {{\n{}  return {}\n}}\n", signature, types, body_, names);
   }

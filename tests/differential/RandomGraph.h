@@ -17,6 +17,10 @@ struct RandomGraphOptions {
   /// Also compile the optimised graph for the cpu backend and compare what
   /// it computes (outputs poisoned first) with the reference.
   bool cpuBackend = false;
+  /// Results that update parameters of their type in place (`updates %p`):
+  /// the cpu backend's run must leave in those inputs what the reference
+  /// computes, and the others untouched.
+  bool inputUpdates = false;
 };
 
 /// The text of one random graph; the same seed gives the same text.

@@ -3,7 +3,7 @@
 //   graphc-difftest [--count N] [--seed S] [--f32] [--cpu] [--save DIR]
 //
 // --cpu also runs every optimised graph on the cpu backend against the
-// reference.
+// reference, with results that update inputs in place.
 //
 // Prints each failing seed with its graph (saved as DIR/seed-S.graph when
 // --save is given) and ends with "N passed, M failed".
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     else if (arg == "--f32")
       options.useF32 = true;
     else if (arg == "--cpu")
-      options.cpuBackend = true;
+      options.cpuBackend = options.inputUpdates = true;
     else {
       std::fprintf(stderr, "usage: graphc-difftest [--count N] [--seed S] [--f32] [--cpu] [--save DIR]\n");
       return 2;

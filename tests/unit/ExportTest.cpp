@@ -22,6 +22,7 @@
 #include "deploy/Package.h"
 #include "frontend/api/graphc.h"
 #include "runtime/FileIO.h"
+#include "runtime/Random.h"
 
 namespace graphc {
 namespace {
@@ -373,6 +374,39 @@ TEST_F(DamagedPackage, PlanOrGraphThisRuntimeWouldNotMakeIsRefused) {
       [](json&, std::map<std::string, std::string>& e) { e["weights.safetensors"] = std::string(8, '\xff'); });
   EXPECT_NE(loadError(weights).find("weights.safetensors: safetensors: a header of"), std::string::npos)
       << loadError(weights);
+}
+
+// A result that updates an input in place is part of the package's graph:
+// the loaded Executable writes the caller's tensor as the compile did.
+TEST(PackageInputUpdates, AnUpdateSurvivesExportAndLoad) {
+  const Graph g = Graph::parse(R"(
+    graph @sgd(%w: f32[B, 3], %m: f32[B, 3], %g: f32[B, 3]) -> (f32[B, 3] updates %w, f32[B, 3] updates %m, f32[]) {
+      %mm = mul(%m, 0.9)
+      %m2 = add(%mm, %g)
+      %step = mul(%m2, 0.1)
+      %w2 = sub(%w, %step)
+      %n = sum(%w2)
+      return %w2, %m2, %n
+    })");
+  const fs::path package = tempPath("input-updates.gcpkg");
+  exportPackage(g, package);
+  const Executable loaded = loadPackage(package);
+  fs::remove(package);
+  ASSERT_EQ(loaded.optimized().entry().inputUpdates.size(), 2u);
+  auto inputs = [] {
+    std::vector<Tensor> in;
+    for (uint64_t k = 0; k < 3; ++k) in.push_back(runtime::randomTensor(DType::F32, {5, 3}, 40 + k));
+    return in;
+  };
+  std::vector<Tensor> viaPackage = inputs(), inProcess = inputs();
+  const Executable compiled = compile(g);
+  for (int step = 0; step < 3; ++step) {
+    std::vector<Tensor> a = loaded.run(viaPackage), b = compiled.run(inProcess);
+    EXPECT_EQ(a[0].data(), viaPackage[0].data());
+    EXPECT_EQ(a[1].data(), viaPackage[1].data());
+    expectBitwiseEqual(a, b, fmt::format("step {}", step));
+  }
+  expectBitwiseEqual(viaPackage, inProcess, "the updated inputs");
 }
 
 // Two packages loaded at once each run their own kernels (their shared

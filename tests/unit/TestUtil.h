@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -49,13 +50,29 @@ inline std::unique_ptr<ir::Module> optimisedOk(const std::string& text) {
 
 /// Result tensors of `g` for `inputs`, filled with 0xff bytes (NaN for
 /// floats, -1 for integers, 255 for bool) so that an element no kernel
-/// writes shows up.
+/// writes shows up; a result that updates an input in place is that input,
+/// as capture() requires.
 inline std::vector<runtime::Tensor> poisonedOutputs(const ir::Graph& g, const std::vector<runtime::Tensor>& inputs) {
   const ir::SymbolBindings sizes = runtime::bindInputs(g, inputs);
   std::vector<runtime::Tensor> out;
-  for (const ir::TensorType& t : g.resultTypes) {
-    out.emplace_back(t.dtype, runtime::concreteShape(ir::substitute(t, sizes)));
+  for (size_t k = 0; k < g.resultTypes.size(); ++k) {
+    if (const ir::Value* p = g.updatedParam(k)) {
+      out.push_back(inputs.at(static_cast<size_t>(p->index())));
+      continue;
+    }
+    out.emplace_back(g.resultTypes[k].dtype, runtime::concreteShape(ir::substitute(g.resultTypes[k], sizes)));
     out.back().fillBytes(0xff);
+  }
+  return out;
+}
+
+/// Copies with their own bytes: each run of a graph that updates inputs in
+/// place gets its own (and the oracle's results outlive them).
+inline std::vector<runtime::Tensor> copiesOf(const std::vector<runtime::Tensor>& tensors) {
+  std::vector<runtime::Tensor> out;
+  for (const runtime::Tensor& t : tensors) {
+    out.emplace_back(t.dtype(), t.shape());
+    if (t.nbytes()) std::memcpy(out.back().data(), t.data(), t.nbytes());
   }
   return out;
 }

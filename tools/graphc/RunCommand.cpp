@@ -151,8 +151,9 @@ void bench(const graphc::Executable& exe, const std::vector<runtime::Tensor>& in
                 static_cast<double>(e.calls) / runs, e.step.c_str());
 }
 
-/// Prints (and saves) a run's outputs.
-void report(const std::vector<runtime::Tensor>& outputs, const RunCommandOptions& options) {
+/// Prints (and saves) a run's outputs; one that updates an input in place
+/// says which.
+void report(const ir::Graph& g, const std::vector<runtime::Tensor>& outputs, const RunCommandOptions& options) {
   if (!options.saveOutputs.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.saveOutputs, ec);
@@ -160,7 +161,10 @@ void report(const std::vector<runtime::Tensor>& outputs, const RunCommandOptions
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     const runtime::Tensor& t = outputs[k];
-    std::printf("output%zu: %s%s\n", k, ir::toString(t.type()).c_str(), options.printOutputs ? "" : summary(t).c_str());
+    const ir::Value* updated = g.updatedParam(k);
+    std::printf("output%zu: %s%s%s\n", k, ir::toString(t.type()).c_str(),
+                updated ? fmt::format(" (updates %{})", updated->name).c_str() : "",
+                options.printOutputs ? "" : summary(t).c_str());
     if (options.printOutputs) std::printf("%s\n", runtime::formatTensor(t).c_str());
     if (!options.saveOutputs.empty())
       runtime::writeNpy((std::filesystem::path(options.saveOutputs) / fmt::format("output{}.npy", k)).string(), t);
@@ -181,7 +185,7 @@ int runPackage(const RunCommandOptions& options, GivenInputs& given) {
     bench(exe, inputs, options);
     return 0;
   }
-  report(exe.run(inputs), options);
+  report(exe.optimized().entry(), exe.run(inputs), options);
   return 0;
 }
 
@@ -208,7 +212,7 @@ int runCommand(const RunCommandOptions& options) {
       bench(exe, inputs, options);
       return 0;
     }
-    report(exe.run(inputs), options);
+    report(exe.optimized().entry(), exe.run(inputs), options);
     return 0;
   });
 }
