@@ -54,7 +54,8 @@ dl::dtype dlpackOf(DType d) {
 
 /// Whether strides (in elements) describe C order; size-1 dims may have
 /// any stride (torch gives them arbitrary ones).
-bool cContiguous(const nb::ndarray<nb::ro>& a) {
+template <typename... Flags>
+bool cContiguous(const nb::ndarray<Flags...>& a) {
   int64_t expected = 1;
   for (size_t d = a.ndim(); d-- > 0;) {
     if (a.shape(d) != 1 && a.stride(d) != expected) return a.size() == 0;
@@ -116,14 +117,11 @@ void explainRefusedArray(nb::handle array, const ArrayName& name) {
 
 }  // namespace
 
-Tensor wrapArray(nb::handle array, const ArrayName& name) {
-  nb::ndarray<nb::ro> a;
-  if (!nb::try_cast(array, a, /*convert=*/false)) {
-    explainRefusedArray(array, name);
-    throw nb::type_error(fmt::format("{} is a {}, not an array (anything with __dlpack__ or the buffer protocol)",
-                                     name(), nb::cast<std::string>(nb::type_name(array.type())))
-                             .c_str());
-  }
+namespace {
+
+/// A Tensor over an array nanobind took (`Flags`: nb::ro, or writable).
+template <typename... Flags>
+Tensor tensorOver(const nb::ndarray<Flags...>& a, const ArrayName& name) {
   if (a.device_type() != nb::device::cpu::value)
     throw nb::value_error(
         fmt::format("{} is in device memory; graphc takes host arrays (call .cpu())", name()).c_str());
@@ -143,19 +141,37 @@ Tensor wrapArray(nb::handle array, const ArrayName& name) {
   return Tensor::wrap(*dtype, std::move(shape), data);
 }
 
+[[noreturn]] void refuse(nb::handle array, const ArrayName& name) {
+  explainRefusedArray(array, name);
+  throw nb::type_error(fmt::format("{} is a {}, not an array (anything with __dlpack__ or the buffer protocol)", name(),
+                                   nb::cast<std::string>(nb::type_name(array.type())))
+                           .c_str());
+}
+
+}  // namespace
+
+Tensor wrapArray(nb::handle array, const ArrayName& name) {
+  nb::ndarray<nb::ro> a;
+  if (!nb::try_cast(array, a, /*convert=*/false)) refuse(array, name);
+  return tensorOver(a, name);
+}
+
 Tensor wrapWritableArray(nb::handle array, const ArrayName& name) {
-  Tensor t = wrapArray(array, name);
   // nanobind refuses a read-only buffer or DLPack tensor where nb::ro is
   // not asked for; NumPy's flag is checked too, for exporters that do not
-  // say so.
+  // say so. One cast: a DLPack capsule is consumed by the first.
   nb::ndarray<> writable;
-  bool ok = nb::try_cast(array, writable, /*convert=*/false);
-  if (ok && nb::hasattr(array, "flags")) {
-    nb::object flags = array.attr("flags");
-    if (nb::hasattr(flags, "writeable")) ok = nb::cast<bool>(flags.attr("writeable"));
+  if (!nb::try_cast(array, writable, /*convert=*/false)) {
+    nb::ndarray<nb::ro> readOnly;
+    if (!nb::try_cast(array, readOnly, /*convert=*/false)) refuse(array, name);
+    throw nb::value_error(fmt::format("{} is read-only; graphc writes its results into it", name()).c_str());
   }
-  if (!ok) throw nb::value_error(fmt::format("{} is read-only; graphc writes its results into it", name()).c_str());
-  return t;
+  if (nb::hasattr(array, "flags")) {
+    nb::object flags = array.attr("flags");
+    if (nb::hasattr(flags, "writeable") && !nb::cast<bool>(flags.attr("writeable")))
+      throw nb::value_error(fmt::format("{} is read-only; graphc writes its results into it", name()).c_str());
+  }
+  return tensorOver(writable, name);
 }
 
 nb::object toArray(Tensor tensor, Framework framework) {

@@ -108,3 +108,182 @@ def test_updates_declared_at_compile():
   return %s
 }
 """, updates={0: "w"})
+
+
+# --- torch.compile: inputs the model mutates are written in place by graphc --------------
+
+import graphc.dynamo  # noqa: E402
+
+
+def compiled_record(fn, *args):
+    graphc.dynamo.reset()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out = torch.compile(fn, backend="graphc", dynamic=False, options={"check": True})(*args)
+    return out, graphc.dynamo.logs.RECORDS[-1]
+
+
+class RunningSum(torch.nn.Module):
+    """A buffer updated in place on every call, as BatchNorm's statistics."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(4))
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.total.add_(x.sum(0))
+        return self.linear(x) * self.total
+
+
+def test_a_mutated_buffer_is_a_result_that_updates_it():
+    model, eager = RunningSum(), RunningSum()
+    eager.load_state_dict(model.state_dict())
+    ptr = model.total.data_ptr()
+    compiled = torch.compile(model, backend="graphc", options={"check": True})
+    graphc.dynamo.reset()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(2, 4)
+            torch.testing.assert_close(compiled(x), eager(x))
+    torch.testing.assert_close(model.total, eager.total)
+    assert model.total.data_ptr() == ptr
+    record = graphc.dynamo.logs.RECORDS[-1]
+    assert record.partitions == 1 and record.eager_ops == []
+    assert "f32[4] updates %" in record.graphs[0]
+
+
+class StaticCache(torch.nn.Module):
+    """A decode step over a static KV cache (HF StaticCache's index_copy_)."""
+
+    def __init__(self, length=64):
+        super().__init__()
+        self.register_buffer("keys", torch.zeros(1, 4, length, 16))
+
+    def forward(self, k, position, q):
+        self.keys.index_copy_(2, position, k)
+        return torch.softmax(q @ self.keys.transpose(-1, -2), -1)
+
+
+def test_a_static_cache_write_is_a_store_into_the_callers_buffer():
+    model, eager = StaticCache(), StaticCache()
+    ptr = model.keys.data_ptr()
+    compiled = torch.compile(model, backend="graphc", dynamic=False, options={"check": True})
+    graphc.dynamo.reset()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        for step in range(4):
+            k, q = torch.randn(1, 4, 1, 16), torch.randn(1, 4, 1, 16)
+            before = model.keys.clone()
+            position = torch.tensor([step * 7])
+            torch.testing.assert_close(compiled(k, position, q), eager(k, position, q))
+            torch.testing.assert_close(model.keys, eager.keys)
+            changed = (model.keys != before).any(dim=-1).any(dim=1)[0].nonzero().flatten().tolist()
+            assert changed in ([], [step * 7])  # only the new position
+    assert model.keys.data_ptr() == ptr
+    record = graphc.dynamo.logs.RECORDS[-1]
+    assert record.partitions == 1 and record.eager_ops == []
+    text = record.graphs[0]
+    # The scatter reads the cache input itself (no permuted copy), so the
+    # plan stores the new row into the caller's buffer.
+    cache = text[text.index("(%") + 1:text.index(":")]
+    assert f"scatter_nd({cache}," in text, text
+
+
+def test_a_copy_into_a_strided_input_stays_in_pytorch():
+    def add_one(x):
+        x.add_(1.0)
+        return x.sum()
+
+    x = torch.randn(4, 4).t()  # not contiguous: graphc would read a copy
+    expected = x.clone() + 1
+    out, record = compiled_record(add_one, x)
+    torch.testing.assert_close(x, expected)
+    torch.testing.assert_close(out, expected.sum())
+    assert any("not contiguous" in reason for _, reason in record.eager_ops), record.eager_ops
+
+
+class ReadByPyTorchAfterThePartition(torch.nn.Module):
+    """PyTorch reads the buffer (cdist, which graphc leaves to it) with a
+    value graphc computes: that read runs after graphc's partition, so the
+    partition must not write the buffer in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("b", torch.randn(5, 3))
+
+    def forward(self, x):
+        a = x * 2
+        d = torch.cdist(a, self.b)
+        self.b.add_(x[:5])
+        return d
+
+
+def test_an_input_pytorch_reads_after_the_partition_is_not_written_in_it():
+    model, eager = ReadByPyTorchAfterThePartition(), ReadByPyTorchAfterThePartition()
+    eager.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="graphc")
+    graphc.dynamo.reset()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(5, 3)
+            torch.testing.assert_close(compiled(x), eager(x))
+    torch.testing.assert_close(model.b, eager.b)
+
+
+class ReadByPyTorchBesideThePartition(torch.nn.Module):
+    """PyTorch reads the buffer (cdist) independently of graphc's partition,
+    which also writes it: the read must still see the value before the
+    write, wherever fusing put the partition's call."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("b", torch.randn(5, 3))
+
+    def forward(self, x):
+        a = torch.tanh(x) * 2
+        d = torch.cdist(x, self.b)
+        self.b.add_(x)
+        return a, d
+
+
+def test_an_input_pytorch_reads_beside_the_partition_is_read_before_the_write():
+    model, eager = ReadByPyTorchBesideThePartition(), ReadByPyTorchBesideThePartition()
+    eager.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="graphc")
+    graphc.dynamo.reset()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(5, 3)
+            torch.testing.assert_close(compiled(x), eager(x))
+    torch.testing.assert_close(model.b, eager.b)
+    record = graphc.dynamo.logs.RECORDS[-1]
+    assert any("updates %" in g for g in record.graphs), record.graphs
+
+
+def test_fusing_order_is_mended_so_reads_come_before_the_write():
+    """order_reads_before_input_writes on a fused graph whose call writing
+    %b sits before an independent reader of %b: the reader moves first."""
+    from graphc.dynamo.partition import order_reads_before_input_writes
+
+    aten = torch.ops.aten
+    inner = torch.fx.Graph()
+    b, x = inner.placeholder("b"), inner.placeholder("x")
+    y = inner.call_function(aten.add.Tensor, (x, 1.0))
+    inner.call_function(aten.copy_.default, (b, y))
+    inner.output((inner.call_function(aten.mul.Tensor, (x, 2.0)),))
+    outer = torch.fx.Graph()
+    ob, ox = outer.placeholder("b"), outer.placeholder("x")
+    call = outer.call_module("fused_0", (ob, ox))
+    read = outer.call_function(aten.sum.default, (ob,))
+    outer.output((call, read))
+    root = torch.nn.Module()
+    root.fused_0 = torch.fx.GraphModule(torch.nn.Module(), inner)
+    gm = torch.fx.GraphModule(root, outer)
+    order_reads_before_input_writes(gm)
+    names = [n.name for n in gm.graph.nodes]
+    assert names.index(read.name) < names.index(call.name), names
+    assert names[-1] == "output"

@@ -237,6 +237,9 @@ def index_put(b: Builder, node: torch.fx.Node) -> str:
     present = present_indices(indices)
     for d, i in present:
         check_indices(b, node, i, val(x).shape[d], negative_ok=True)
+    if (written_back_into_input(node) and len(present) == 1 and rank(present[0][1]) == 1
+            and all(static_size(x, k) is not None for k in range(present[0][0]))):
+        return index_put_in_place(b, node, x, present[0], values, accumulate)
     dims = [d for d, _ in present]
     coords, broadcast = coordinates(b, present)
     moved, front = indexed_dims_first(b, x, dims)
@@ -256,6 +259,40 @@ def index_put(b: Builder, node: torch.fx.Node) -> str:
     if front == list(range(rank(x))):
         return written
     return b.emit("permute", [written], {"dims": [front.index(d) for d in range(rank(x))]})
+
+
+def written_back_into_input(node: torch.fx.Node) -> bool:
+    """Whether `node`'s result is copied into its own base, a graph input
+    (``cache.index_copy_(2, pos, k)`` functionalised): graphc then writes it
+    in place, and a scatter_nd straight into the input is a store of the
+    new rows (codegen/BufferAssignment.h)."""
+    base = node.args[0]
+    return isinstance(base, torch.fx.Node) and base.op == "placeholder" and any(
+        u.target is aten.copy_.default and u.args[0] is base and u.args[1] is node for u in node.users)
+
+
+def index_put_in_place(b: Builder, node: torch.fx.Node, x: Any, present: Tuple[int, Any], values: Any,
+                       accumulate: bool) -> str:
+    """``x[:, :, i] = values`` (one 1-D index on dim d) as one scatter_nd
+    into x itself, without moving dims: the coordinates name every position
+    of the dims before d (iota) with each index, so the updates are
+    x[:, :, i]'s rows as torch lays them out. Its result written back into
+    x is then a store of those rows alone — a KV cache's new positions."""
+    d, index = present
+    sizes = val(x).shape
+    lead = [int(s) for s in sizes[:d]]  # static (index_put checks)
+    n = val(index).shape[0]
+    grid = [Dim(str(s)) for s in lead] + [Dim(dim_text(n))]
+    column = f"i64[{', '.join(str(s) for s in lead + [dim_text(n)])}, 1]"
+    columns = [b.emit("iota", [], {"dim": k, "start": 0, "step": 1}, type=column) for k in range(d)]
+    i = b.emit("reshape", [b.cast(index, torch.int64)], {"shape": [Dim("1")] * d + [Dim(dim_text(n)), Dim("1")]})
+    columns.append(b.emit("expand", [i], {"shape": grid + [Dim("1")]}))
+    coords = columns[0] if len(columns) == 1 else b.emit("concat", columns, {"dim": -1})
+    indexed = list(sizes[:d]) + [n] + list(sizes[d + 1:])  # x[..., i, ...]'s shape, which values broadcast to
+    v = b.cast(values, out(node).dtype)
+    if list(val(values).shape) != indexed:
+        v = b.emit("expand", [v], {"shape": [Dim(dim_text(s)) for s in indexed]})
+    return b.emit("scatter_nd", [b.value(x), coords, v], {"reduction": "add" if accumulate else None})
 
 
 def element_coordinates(b: Builder, index: Any, dim: int) -> str:

@@ -323,6 +323,25 @@ def copy(b: Builder, node: torch.fx.Node) -> str:
     return v
 
 
+@handles(aten.copy_.default)
+def copy_into_input(b: Builder, node: torch.fx.Node) -> str:
+    """``dst.copy_(src)`` where dst is a graph input: how AOTAutograd leaves
+    a mutated input in the graph (keep_inference_input_mutations, the last
+    statements). The value is a result that updates dst's parameter in
+    place: graphc writes it into the caller's tensor, where nothing reads
+    it afterwards straight from the kernel that computes it (a buffer's
+    running statistics, a KV cache's row). The partitioner only lets a
+    copy_ in whose dst nothing reads after it (partition.py)."""
+    dst = node.args[0]
+    if not (isinstance(dst, torch.fx.Node) and dst.op == "placeholder"):
+        raise Unsupported("a copy_ into a tensor that is not a graph input")
+    if any(v is dst for _, v in b.updates):
+        raise Unsupported("a second copy_ into the same graph input")
+    value = copy(b, node)
+    b.updates.append((value, dst))
+    return value
+
+
 @handles(aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default, aten.detach.default)
 def identity(b: Builder, node: torch.fx.Node) -> str:
     return b.value(node.args[0])

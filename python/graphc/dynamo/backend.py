@@ -77,11 +77,14 @@ def functionalize_and_compile(gm: torch.fx.GraphModule, example_inputs: List[Any
     fake tensors and symbolic sizes, and functionalises it as a whole
     before anything is partitioned: an in-place op becomes its functional
     form, a write through a view a ``slice_scatter`` (or its kin) into the
-    view's base, and a mutated graph input a value the graph returns, which
-    AOTAutograd's runtime wrapper copies back into the caller's tensor
-    after the call. So nothing left to PyTorch between graphc partitions
-    can observe or reorder a mutation. Outputs that eager returns as views
-    of inputs are regenerated from those inputs by the same wrapper.
+    view's base, and a mutated graph input's new value a ``copy_`` into it
+    at the end of the graph (keep_inference_input_mutations), which graphc
+    takes as a result that updates the input in place (aten_ops.py's
+    copy_into_input; a module buffer's statistics, a static KV cache) or
+    PyTorch runs where graphc cannot. So nothing left to PyTorch between
+    graphc partitions can observe or reorder a mutation. Inputs whose
+    metadata changes and outputs that eager returns as views of inputs are
+    handled by AOTAutograd's runtime wrapper.
 
     When torch's own metadata of the trace says the wrapper has nothing to
     do (no input mutated, no output aliasing an input or an intermediate,
@@ -112,17 +115,18 @@ def functionalize_and_compile(gm: torch.fx.GraphModule, example_inputs: List[Any
 
     wrapped = aot_module_simplified(gm, example_inputs, fw_compiler=inference_compiler,
                                     inference_compiler=inference_compiler, decompositions=decomposition_table(),
-                                    keep_inference_input_mutations=False)
+                                    keep_inference_input_mutations=True)
     return built["compiled"] if built["plain"] else wrapped
 
 
 def wrapper_does_nothing(metadata: Any) -> bool:
     """Whether AOTAutograd's runtime wrapper around a graph of this metadata
-    only calls it: no input mutated, every output a fresh tensor of the
-    graph's own, no intermediate bases, effect tokens or tensor subclasses."""
-    from torch._functorch._aot_autograd.schemas import OutputType, PlainTensorMeta
+    only calls it: no input mutated outside the graph, every output a fresh
+    tensor of the graph's own, no intermediate bases, effect tokens or
+    tensor subclasses."""
+    from torch._functorch._aot_autograd.schemas import MutationType, OutputType, PlainTensorMeta
 
-    return (not any(i.mutates_data or i.mutates_metadata or i.mutates_storage_metadata for i in metadata.input_info)
+    return (all(i.mutation_type != MutationType.MUTATED_OUT_GRAPH for i in metadata.input_info)
             and all(o.output_type == OutputType.non_alias and issubclass(o.raw_type, torch.Tensor)
                     for o in metadata.output_info)
             and metadata.num_intermediate_bases == 0 and not metadata.tokens

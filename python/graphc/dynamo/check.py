@@ -125,18 +125,23 @@ def write_reproducer(folder: Optional[str], name: str, text: str, fx_code: str, 
 
 
 def compare(name: str, reference: torch.fx.GraphModule, text: str, dump_dir: Optional[str], args: Sequence[Any],
-            got: List[Any]) -> None:
+            got: List[Any], written: Sequence[Tuple[int, torch.Tensor]] = ()) -> None:
     """Runs `reference` (the partition's FX graph) on `args` and raises
-    CheckError when an output of graphc's (`got`) differs."""
+    CheckError when an output of graphc's (`got`) differs, or an input
+    graphc wrote in place (`written`: its position in `args`, and graphc's
+    value) is not what eager's copy_ leaves in that argument."""
     with torch.no_grad():
         expected = reference(*args)
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+    outputs = len(expected)
+    expected += [args[i] for i, _ in written]
+    got = list(got) + [t for _, t in written]
     problems: List[Tuple[int, str]] = []
     for k, (e, g) in enumerate(zip(expected, got)):
         problem = difference(e, g)
         if problem is not None:
             problems.append((k, problem))
-    if problems and all(isinstance(expected[k], torch.Tensor) and expected[k].dtype in TOLERANCES
+    if problems and all(k < outputs and isinstance(expected[k], torch.Tensor) and expected[k].dtype in TOLERANCES
                         for k, _ in problems):
         exact = in_float64(reference, args)
         if exact is not None:
@@ -144,6 +149,7 @@ def compare(name: str, reference: torch.fx.GraphModule, text: str, dump_dir: Opt
     if not problems:
         return
     folder = write_reproducer(dump_dir, name, text, reference.code, args, expected, got)
-    lines = "\n".join(f"  output {k}: {p}" for k, p in problems)
+    lines = "\n".join(f"  output {k}: {p}" if k < outputs else f"  input {written[k - outputs][0]} written in "
+                       f"place: {p}" for k, p in problems)
     raise CheckError(f"graphc check: partition {name} differs from eager PyTorch:\n{lines}\n"
                      f"its graph, inputs and both results are in {folder}", partition=name, folder=folder)

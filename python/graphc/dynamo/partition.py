@@ -38,8 +38,9 @@ CHECKS = {
     aten._functional_assert_async.msg,
 }
 
-# Ops that move no data: a partition of only these is not worth a call.
-SHAPE_OPS = {
+# Ops that move no data, and a copy into an input: a partition of only
+# these is not worth a call.
+SHAPE_OPS = {aten.copy_.default,
     aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.permute.default, aten.t.default,
     aten.transpose.int, aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default,
     aten.expand.default, aten.clone.default, aten.alias.default, aten.detach.default, aten.slice.Tensor,
@@ -152,6 +153,10 @@ def why_unsupported(node: torch.fx.Node) -> Optional[str]:
         return why_unsupported(producer)
     if node.target not in HANDLERS:
         return "graphc has no translation for it"
+    if node.target is aten.copy_.default:
+        reason = why_not_written_in_place(node)
+        if reason is not None:
+            return reason
     reason, outputs = translate_alone(node)
     if reason is None and isinstance(outputs, tuple):
         # The partitioner keeps getitems with their producer: an output
@@ -164,6 +169,27 @@ def why_unsupported(node: torch.fx.Node) -> Optional[str]:
         return "a sort without stable=True whose indices PyTorch reads: graphc orders equal elements stably, " \
                "PyTorch its own way, and the two orders would meet"
     return reason
+
+
+def why_not_written_in_place(node: torch.fx.Node) -> Optional[str]:
+    """None if graphc can write ``dst.copy_(src)`` as a result that updates
+    the graph input dst in place, else why not: dst must be an input whose
+    memory graphc reads as it is (dense, C-ordered: nothing copies it on the
+    way in) and nothing may read dst after the copy (graphc's reads of an
+    input see the value the call started with)."""
+    dst = node.args[0]
+    if not (isinstance(dst, torch.fx.Node) and dst.op == "placeholder" and isinstance(val(dst), torch.Tensor)):
+        return "a copy_ into a tensor that is not a graph input"
+    try:
+        dense = bool(val(dst).is_contiguous())
+    except Exception:  # a symbolic layout
+        dense = False
+    if not dense:
+        return "a copy_ into a graph input that is not contiguous"
+    order = {n: i for i, n in enumerate(node.graph.nodes)}
+    if any(order[user] > order[node] for user in dst.users if user is not node):
+        return "the graph reads the input after copying into it"
+    return None
 
 
 def unstable_sort_indices_escape(node: torch.fx.Node) -> bool:
@@ -310,6 +336,9 @@ class PartitionProgram:
         self.carriers = translation.carriers
         self.graph_constants = translation.constants  # the graph's own tensor constants, always bound
         self.checks = translation.checks  # what the bool[] outputs after the graph's own say when true
+        # The last outputs write these arguments in place; torch is not handed them.
+        self.written_positions = translation.updated
+        self.updates = len(translation.updated)
         self.device, self.dump_dir, self.record = device, dump_dir, record
         self.weight_positions = weight_positions
         self.pick_weights = picker(weight_positions)
@@ -360,10 +389,19 @@ class PartitionProgram:
 
     def call(self, exe: graphc.Executable, tensors: List[torch.Tensor]) -> List[torch.Tensor]:
         if self.via_numpy:
-            return list(map(torch.from_numpy, exe.run(*map(_TO_DLPACK, tensors))))
-        return exe.run(*tensors)
+            outputs = exe.run(*map(_TO_DLPACK, tensors))
+            if self.updates:
+                del outputs[-self.updates:]  # the inputs written in place, which the caller holds
+            return list(map(torch.from_numpy, outputs))
+        outputs = exe.run(*tensors)
+        if self.updates:
+            del outputs[-self.updates:]
+        return outputs
 
     def run(self, args: Sequence[Any]) -> List[torch.Tensor]:
+        # The check runs eager on the inputs as they came in; graphc writes some.
+        before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args] \
+            if self.reference is not None and self.updates else args
         if not self.weight_positions:
             outputs = self.call(self.exe, self.inputs(args, self.read_runtime))
         elif self.same_weights(args) and self.guard.unchanged():
@@ -378,7 +416,8 @@ class PartitionProgram:
         if self.checks:
             outputs = self.raise_on_bad_indices(outputs)
         if self.reference is not None:
-            check.compare(self.name, self.reference, self.text, self.exe.dump_dir or None, args, outputs)
+            written = [(i, a) for i, a in enumerate(args) if i in self.written_positions]
+            check.compare(self.name, self.reference, self.text, self.exe.dump_dir or None, before, outputs, written)
         return outputs
 
     def raise_on_bad_indices(self, outputs: List[torch.Tensor]) -> List[torch.Tensor]:
@@ -503,6 +542,79 @@ def compile_partition(name: str, text: str, constants: Dict[str, torch.Tensor], 
     return exe
 
 
+def keep_reads_before_input_writes(partitions: List[Any], record: logs.CompileRecord) -> None:
+    """Takes out of its partition each ``copy_`` into a graph input that a
+    node outside the partition reads while depending on the partition: that
+    node runs after the partition's call, so graphc writing the input in
+    place during the call would change what it reads (eager reads it before
+    the copy). The copy then runs in PyTorch, after that read, as eager."""
+    for partition in partitions:
+        copies = [n for n in partition.nodes if n.target is aten.copy_.default]
+        if not copies:
+            continue
+        downstream: Set[torch.fx.Node] = set()
+        frontier = [u for n in partition.nodes for u in n.users if u not in partition.nodes]
+        while frontier:
+            n = frontier.pop()
+            if n not in downstream:
+                downstream.add(n)
+                frontier.extend(n.users)
+        for c in copies:
+            dst = c.args[0]
+            late = [u for u in dst.users if u is not c and u not in partition.nodes and u in downstream]
+            if late:
+                del partition.nodes[c]
+                reason = f"{late[0].target} ({late[0].name}) in PyTorch reads the input after graphc's partition runs"
+                record.eager_ops.append((str(c.target), reason))
+                logs.log("graph_breaks", f"{record.name}: {c.target} ({c.name}) runs in PyTorch: {reason}")
+
+
+def order_reads_before_input_writes(fused: torch.fx.GraphModule) -> None:
+    """Puts every other reader of a graph input before the partition call
+    that copies into it (eager reads it before the copy; fusing placed the
+    call where the partition's last node was, which may be before such a
+    reader). A reader that depends on the call was taken care of by
+    keep_reads_before_input_writes, so the order exists: a stable
+    topological sort with those extra edges."""
+    nodes = list(fused.graph.nodes)
+    position = {n: i for i, n in enumerate(nodes)}
+    before: Dict[torch.fx.Node, List[torch.fx.Node]] = {}  # node -> readers that must run first
+    for call in nodes:
+        if call.op != "call_module" or not call.target.startswith("fused_"):
+            continue
+        sub = getattr(fused, call.target)
+        inner = [n for n in sub.graph.nodes if n.op == "placeholder"]
+        for c in sub.graph.nodes:
+            if c.target is aten.copy_.default and c.args[0] in inner:
+                outer = call.args[inner.index(c.args[0])]
+                late = [u for u in outer.users if u is not call and position[u] > position[call]]
+                before.setdefault(call, []).extend(late)
+    if not any(before.values()):
+        return
+    import heapq
+    waiting = {n: len(set(n.all_input_nodes) | set(before.get(n, []))) for n in nodes}
+    followers: Dict[torch.fx.Node, List[torch.fx.Node]] = {n: list(n.users) for n in nodes}
+    for call, readers in before.items():
+        for r in set(readers):
+            followers[r].append(call)
+    ready = [(position[n], n.name) for n in nodes if waiting[n] == 0]
+    by_name = {n.name: n for n in nodes}
+    heapq.heapify(ready)
+    order: List[torch.fx.Node] = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        n = by_name[name]
+        order.append(n)
+        for f in followers[n]:
+            waiting[f] -= 1
+            if waiting[f] == 0:
+                heapq.heappush(ready, (position[f], f.name))
+    assert len(order) == len(nodes), "a reader of an input depends on the partition that writes it"
+    for prev, n in zip(order, order[1:]):
+        prev.append(n)
+    fused.graph.lint()
+
+
 def pass_missing_symbols(call: torch.fx.Node, sub: torch.fx.GraphModule,
                          symbol_inputs: Dict[str, torch.fx.Node]) -> None:
     """A partition whose sizes use a symbol none of its inputs carries (its
@@ -548,12 +660,14 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
     views = returned_views(gm.graph)
     support = GraphcSupport(views, storage_bound(gm.graph, views))
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
-    partitions = [p for p in partitioner.propose_partitions()
-                  if any(n.target not in SHAPE_OPS for n in p.nodes)]
+    partitions = partitioner.propose_partitions()
+    keep_reads_before_input_writes(partitions, record)
+    partitions = [p for p in partitions if any(n.target not in SHAPE_OPS for n in p.nodes)]
     for node, reason in support.reasons.items():
         record.eager_ops.append((str(node.target), reason))
         logs.log("graph_breaks", f"{record.name}: {node.target} ({node.name}) runs in PyTorch: {reason}")
     fused = partitioner.fuse_partitions(partitions) if partitions else gm
+    order_reads_before_input_writes(fused)
     record.stages["partition"] = time.perf_counter() - start
     symbol_inputs = {str(val(n).node.expr): n for n in fused.graph.nodes
                      if n.op == "placeholder" and isinstance(val(n), torch.SymInt) and val(n).node.expr.is_Symbol}

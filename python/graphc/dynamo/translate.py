@@ -163,6 +163,9 @@ class Builder:
     # Bounds checks: (a bool[] value, true when an index is out of range;
     # what read it), returned after the graph's outputs (indices.py).
     checks: List[Tuple[str, str]] = field(default_factory=list)
+    # Graph inputs written in place (a copy_ into a placeholder): (the new
+    # value, the placeholder), returned last, each `updates` its parameter.
+    updates: List[Tuple[str, torch.fx.Node]] = field(default_factory=list)
 
     def param(self, node: torch.fx.Node) -> str:
         name = self.fresh()
@@ -256,13 +259,15 @@ class Translation:
     sizes from its inputs' shapes); `constants`, the parameters the graph's
     tensor constants became, with their values; `checks`, what each of the
     bool[] outputs after the graph's own says when true (an index out of
-    range, which eager PyTorch raises for)."""
+    range, which eager PyTorch raises for); `updated`, the placeholders
+    written in place by the results after those, one each, in order."""
 
     text: str
     params: List[Optional[str]]
     carriers: List[int]
     constants: Dict[str, torch.Tensor]
     checks: List[str]
+    updated: List[int] = field(default_factory=list)
 
 
 def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler]) -> Translation:
@@ -286,10 +291,14 @@ def translate(gm: torch.fx.GraphModule, name: str, handlers: Dict[Any, Handler])
     returned, _ = output_nodes(gm)
     result_types = [type_text(val(node)) for node in returned] + ["bool[]"] * len(b.checks)
     outputs += [flag for flag, _ in b.checks]
+    for value, dst in b.updates:
+        result_types.append(f"{type_text(val(dst))} updates {b.values[dst]}")
+        outputs.append(value)
     body = "\n".join(b.lines)
     text = (f"graph @{name}({', '.join(b.params)}) -> ({', '.join(result_types)}) {{\n"
             f"{body}\n  return {', '.join(outputs)}\n}}\n")
-    return Translation(text, params, carriers, b.constants, [what for _, what in b.checks])
+    updated = [placeholders.index(dst) for _, dst in b.updates]
+    return Translation(text, params, carriers, b.constants, [what for _, what in b.checks], updated)
 
 
 def output_nodes(gm: torch.fx.GraphModule) -> Tuple[List[Any], bool]:
