@@ -8,6 +8,7 @@
 #include "codegen/kernel/Analysis.h"
 #include "codegen/kernel/Lowering.h"
 #include "ir/Diagnostics.h"
+#include "ir/ShapeRules.h"
 #include "ir/SizeMath.h"
 #include "runtime/reference/Interpreter.h"
 
@@ -205,12 +206,14 @@ LoweredKernels lowerKernels(const ir::Graph& g, const kernel::LowerOptions& opti
   return out;
 }
 
-void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes) {
+void checkKernelSizes(const StepPlan& step, const ir::SymbolBindings& sizes) {
   if (!step.kernelIR) return;
   const codegen::kernel::Kernel& k = *step.kernelIR;
   auto extent = [&](const std::vector<ir::Dim>& dims) {
     return ir::checkedExtent(dims, sizes, "a kernel's iteration space");
   };
+  for (const codegen::kernel::Kernel::MinimumSize& m : k.minimumSizes)
+    if (const int64_t n = extent({m.size}); n < m.atLeast) throw ir::Error(ir::rules::sliceStartError(-m.atLeast, n));
   if (k.attention) {  // the softmax's amax over the keys
     if (extent({k.outer.back()}) != 0) return;
     if (extent(std::vector<ir::Dim>(k.outer.begin(), k.outer.end() - 1)) != 0)

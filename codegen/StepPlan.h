@@ -79,10 +79,11 @@ struct LoweredKernels {
 };
 LoweredKernels lowerKernels(const ir::Graph& g, const kernel::LowerOptions& options = {});
 
-/// Throws the reference interpreter's error for a kernel step that would
-/// store an amax or amin of an empty row (a reduction over a dim of size 0
-/// for a non-empty output; an attention kernel with no keys): there is no
-/// identity to store.
-void checkReductionRows(const StepPlan& step, const ir::SymbolBindings& sizes);
+/// Throws the reference interpreter's error for a kernel step that cannot
+/// run at these sizes: one that would store an amax or amin of an empty row
+/// (a reduction over a dim of size 0 for a non-empty output; an attention
+/// kernel with no keys: there is no identity to store), or one whose slice
+/// from a negative start needs a symbolic dim longer than it is.
+void checkKernelSizes(const StepPlan& step, const ir::SymbolBindings& sizes);
 
 }  // namespace graphc::codegen

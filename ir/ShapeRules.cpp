@@ -638,6 +638,10 @@ TypeRuleResult expand(const OpInfo&, const TypeRuleInput& in) {
   return one(TensorType{x.dtype, out});
 }
 
+std::string sliceStartError(int64_t start, int64_t size) {
+  return fmt::format("'slice' from {} needs a dim of at least {} elements; it has {}", start, -start, size);
+}
+
 TypeRuleResult slice(const OpInfo&, const TypeRuleInput& in) {
   const TensorType& x = in.operands[0];
   int64_t d = in.attrs.find("dim")->i;
@@ -664,9 +668,17 @@ TypeRuleResult slice(const OpInfo&, const TypeRuleInput& in) {
         return one(TensorType{x.dtype, out});
       }
     }
+    // From a static distance before the end (`x[:, -1:]`, the last
+    // position's logits): a static size, for a run whose dim is at least
+    // -start long (the binding checks; sliceStartError).
+    if (start < 0 && fromEnd >= 0 && start != INT64_MIN) {
+      const int64_t span = -start - fromEnd;
+      out[*axis] = Dim::of(span > 0 ? 1 + (span - 1) / step : 0);
+      return one(TensorType{x.dtype, out});
+    }
     return fail(
-        fmt::format("'slice' of the symbolic size {} takes the whole dim, or runs with step 1 from a "
-                    "start >= 0 to the end or to a negative end",
+        fmt::format("'slice' of the symbolic size {} takes the whole dim, runs with step 1 from a start >= 0 to "
+                    "the end or to a negative end, or starts at a negative start",
                     toString(size)));
   }
   // As Python slicing: negative bounds count from the end, then clamp.

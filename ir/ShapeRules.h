@@ -18,6 +18,11 @@ std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b, std::string
 /// Normalises a possibly negative axis against `rank`; nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
+/// What a run reports for a slice from a negative `start` of a symbolic dim
+/// that turns out `size` < -start long: its type gave it -start (less the
+/// end's distance) elements from the end, which the dim does not have.
+std::string sliceStartError(int64_t start, int64_t size);
+
 /// The dims a reduction's `dims` attribute names, normalised, in attribute
 /// order; every dim when it is absent or empty. The attribute must have
 /// passed the reduction's type rule.

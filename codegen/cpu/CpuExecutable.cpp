@@ -265,7 +265,7 @@ class Binder {
       for (int k = 0; k < 2; ++k) b.branches[k] = bind(*s.branches[k], operands, b.outputs, nullptr);
     }
     if (!s.kernelIR) return b;
-    codegen::checkReductionRows(s, sizes_);
+    codegen::checkKernelSizes(s, sizes_);
     const codegen::kernel::Kernel& k = *s.kernelIR;
     b.kernel = kernels_.at(static_cast<size_t>(s.kernel)).get();
     for (Tensor& t : b.inputs) b.buffers.push_back(t.data());

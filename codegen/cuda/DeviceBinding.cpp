@@ -87,7 +87,7 @@ std::unique_ptr<BoundRegion> Binding::layout(const RegionPlan& plan, const std::
     out->tensors.push_back(d);
   }
   for (const StepPlan& s : plan.steps) {
-    codegen::checkReductionRows(s, sizes_);
+    codegen::checkKernelSizes(s, sizes_);
     BoundStep b;
     b.plan = &s;
     for (int i : s.inputs) b.inputs.push_back(out->tensors[static_cast<size_t>(i)]);

@@ -158,6 +158,15 @@ struct Kernel {
   std::optional<Gemm> gemm;
   std::optional<Attention> attention;
   std::vector<Store> stores;
+  /// Sizes a run must have for every read to stay inside its buffer: a
+  /// slice from a negative start on a symbolic dim reads from S + start,
+  /// so S must be at least -start (codegen::checkKernelSizes).
+  struct MinimumSize {
+    Dim size;
+    int64_t atLeast = 0;
+    bool operator==(const MinimumSize&) const = default;
+  };
+  std::vector<MinimumSize> minimumSizes;
 };
 
 /// A Const's text: an integer (or true/false) for integer and bool dtypes,

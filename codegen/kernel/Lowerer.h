@@ -74,8 +74,9 @@ class Lowerer {
   ExprPtr gemmAccumulator(const ir::Node& n, const Indices& idx, std::shared_ptr<Expr> e);
   ExprPtr reduction(const ir::Node& n, const Indices& idx);
   static bool sameIndex(const Indices& a, const Indices& b);
-  /// The operand index a shape op reads for result index `idx`.
-  static Indices shapeOpIndex(const ir::Node& n, const Indices& idx);
+  /// The operand index a shape op reads for result index `idx` (a slice
+  /// from a negative start of a symbolic dim adds its minimum size to k_).
+  Indices shapeOpIndex(const ir::Node& n, const Indices& idx);
 
   // ---- windows (LowerWindows.cpp) ----
   /// A reduction kernel over the window op's output: its window loops are

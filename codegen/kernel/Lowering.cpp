@@ -466,12 +466,21 @@ Indices Lowerer::shapeOpIndex(const Node& n, const Indices& idx) {
       const Attribute* startAttr = n.attrs.find("start");
       const Attribute* stepAttr = n.attrs.find("step");
       int64_t start = startAttr ? startAttr->i : 0;
+      IndexPtr first = nullptr;
       if (in[d].isStatic()) {
         if (start < 0) start = std::max<int64_t>(start + in[d].size, 0);
-        start = std::min(start, in[d].size);
+        first = Index::constant(std::min(start, in[d].size));
+      } else if (start < 0) {  // S + start, which the binding checks is >= 0 (the type rule's static size)
+        const Kernel::MinimumSize need{in[d], -start};
+        const bool empty = n.result()->type.shape[static_cast<size_t>(d)].isStatic(0);
+        if (!empty && std::find(k_.minimumSizes.begin(), k_.minimumSizes.end(), need) == k_.minimumSizes.end())
+          k_.minimumSizes.push_back(need);
+        first = add(Index::dim(in[d]), Index::constant(start));
+      } else {
+        first = Index::constant(start);
       }
       Indices r = idx;
-      r[d] = add(Index::constant(start), mul(Index::constant(stepAttr ? stepAttr->i : 1), idx[d]));
+      r[d] = add(first, mul(Index::constant(stepAttr ? stepAttr->i : 1), idx[d]));
       return r;
     }
     default: throw Error(fmt::format("kernel IR: '{}' cannot be part of a fused kernel", n.name()));

@@ -70,6 +70,8 @@ class Printer {
                                             b.mx->cols, b.mx->transposed ? " transposed" : "")
                               : "");
     for (const Buffer& b : k_.outputs) out += fmt::format("  {}: {}\n", b.name, toString(b.type));
+    for (const Kernel::MinimumSize& m : k_.minimumSizes)
+      out += fmt::format("  requires {} >= {}\n", toString(m.size), m.atLeast);
     if (k_.gemm && k_.gemm->conv && k_.gemm->conv->transposed) {
       const Gemm& g = *k_.gemm;
       const ConvAsGemm& c = *g.conv;

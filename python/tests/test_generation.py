@@ -81,3 +81,25 @@ def test_the_cache_keeps_its_memory_across_tokens():
                 changed = (k != b).any(dim=-1).any(dim=1)[0].nonzero().flatten().tolist()
                 assert changed == [position]  # the new row only
     assert [layer.keys.data_ptr() for layer in cache.layers] == pointers
+
+
+def test_two_compiles_serve_every_prompt_length():
+    """With dynamic=True, one prefill graph (symbolic prompt length; the
+    last position's logits a slice from -1 of it) and one decode graph
+    serve prompts of any length, whole in graphc, with eager's tokens."""
+    model = build("llama")
+    compiled = torch.compile(model.forward, backend="graphc", dynamic=True)
+    graphc.dynamo.reset()
+    torch._dynamo.reset()
+    for length in (8, 12, 5):
+        ids = torch.randint(0, COMMON["vocab_size"], (1, length), generator=torch.Generator().manual_seed(length))
+        with torch.no_grad():
+            model.forward = type(model).forward.__get__(model)
+            want = generate(model, ids)
+            model.forward = compiled
+            got = generate(model, ids)
+        assert torch.equal(got, want), length
+    records = graphc.dynamo.compile_records()
+    assert len(records) == 2, [r.graphs[0][:200] for r in records]
+    for record in records:
+        assert record.partitions == 1 and not record.eager_ops and not record.failed_partitions, record

@@ -274,6 +274,11 @@ Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std
       const ir::Attribute* startAttr = n.attrs.find("start");
       const ir::Attribute* stepAttr = n.attrs.find("step");
       int64_t start = startAttr ? startAttr->i : 0;
+      // A symbolic dim's slice from a negative start has a static size: the
+      // dim must hold it (ir::rules::sliceStartError).
+      if (start < 0 && start + size < 0 && shape[axis] > 0 &&
+          !n.operands[0]->type.shape[static_cast<size_t>(axis)].isStatic())
+        throw ir::Error(ir::rules::sliceStartError(start, size));
       if (start < 0) start = std::max<int64_t>(start + size, 0);
       start = std::min(start, size);
       std::vector<int64_t> strides = contiguousStrides(x.shape());

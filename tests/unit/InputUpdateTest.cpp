@@ -264,6 +264,27 @@ TEST(InputUpdatesSymbolic, ASecondSizeRebindsTheUpdatedInput) {
   }
 }
 
+// A run with the last run's sizes rebinds its steps to the new tensors
+// (CpuExecutable's kept binding): the updates go to the new inputs, and the
+// last run's are left alone.
+TEST(InputUpdatesRebind, EachRunWritesItsOwnInputs) {
+  for (const Case& c : {kCases[0], kCases[1], kCases[2], kScatterCase}) {
+    SCOPED_TRACE(c.name);
+    const Graph g = Graph::parse(c.text);
+    const Executable exe = compile(g, {.device = Device::Cpu});
+    std::vector<Tensor> first = randomInputs(g.entry(), c.sizes, 1, c.integers);
+    exe.run(first);
+    const std::vector<Tensor> firstAfter = copiesOf(first);
+    std::vector<Tensor> second = randomInputs(g.entry(), c.sizes, 100, c.integers);
+    const Step want = oracleStep(g.entry(), second);
+    exe.run(second);
+    for (size_t i = 0; i < second.size(); ++i) {
+      EXPECT_TRUE(allClose(second[i], want.inputs[i], kTol)) << "input " << i;
+      EXPECT_EQ(std::memcmp(first[i].data(), firstAfter[i].data(), first[i].nbytes()), 0) << "first run's input " << i;
+    }
+  }
+}
+
 TEST(InputUpdatesErrors, MisuseIsRejectedWithAReason) {
   const Graph sgd = Graph::parse(kCases[0].text);
   for (Device d : {Device::Reference, Device::Cpu}) {

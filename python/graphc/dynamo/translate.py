@@ -166,6 +166,8 @@ class Builder:
     # Graph inputs written in place (a copy_ into a placeholder): (the new
     # value, the placeholder), returned last, each `updates` its parameter.
     updates: List[Tuple[str, torch.fx.Node]] = field(default_factory=list)
+    # SymInt nodes used as numbers, each made an i64[] once (symint).
+    sizes: Dict[torch.fx.Node, str] = field(default_factory=dict)
 
     def param(self, node: torch.fx.Node) -> str:
         name = self.fresh()
@@ -208,10 +210,22 @@ class Builder:
         """A graphc value of dtype `have` as `want`."""
         return value if have == want else self.emit("cast", [value], {"dtype": Raw(dtype_name(want))})
 
+    def symint(self, node: torch.fx.Node) -> str:
+        """A SymInt node's value as an i64[] (a size used as a number: a
+        prompt length added to a cache's token count): the count of a
+        tensor of that size, since graphc binds sizes from shapes (the
+        symbol reaches the graph through a size carrier if nothing else)."""
+        if node not in self.sizes:
+            ones = self.emit("full", [], {"value": 1}, type=f"i64[{dim_text(val(node))}]")
+            self.sizes[node] = self.emit("sum", [ones], {"dims": [0], "keepdim": False})
+        return self.sizes[node]
+
     def cast(self, arg: Any, dtype: torch.dtype) -> str:
-        """``arg`` (a tensor node or a Python scalar) as ``dtype``."""
+        """``arg`` (a tensor node, a SymInt node or a Python scalar) as ``dtype``."""
         if not isinstance(arg, torch.fx.Node):
             return literal(arg, dtype)
+        if isinstance(val(arg), torch.SymInt):
+            return self.cast_to(self.symint(arg), torch.int64, dtype)
         v = self.value(arg)
         if val(arg).dtype == dtype:
             return v
