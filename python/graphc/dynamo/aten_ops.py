@@ -307,6 +307,15 @@ def copy_strided(b: Builder, node: torch.fx.Node) -> str:
     return b.value(node.args[0])  # a copy with other strides: graphc's values have none
 
 
+@handles(torch.ops.prims.fma.default)
+def fma(b: Builder, node: torch.fx.Node) -> str:
+    """a * b + c (torch's addcmul decomposes to it): a multiply and an add,
+    which fusion puts in one kernel."""
+    dtype = out(node).dtype
+    a, x, c = (b.cast(v, dtype) for v in node.args[:3])
+    return b.emit("add", [b.emit("mul", [a, x]), c])
+
+
 @handles(torch.ops.prims.convert_element_type.default)
 def convert_element_type(b: Builder, node: torch.fx.Node) -> str:
     return b.cast(node.args[0], out(node).dtype)

@@ -57,6 +57,39 @@ def eye(n: int, m: Any = None, *, dtype: Any = None, layout: Any = None, device:
 REPLACED = {aten.eye.default: eye, aten.eye.m: eye}
 
 
+def per_tensor(base: Any) -> Any:
+    """A foreach op (``_foreach_add.Scalar(tensors, 1.0)``, what optimizers
+    with foreach=True call) as its op on each tensor of the lists, so each
+    update is ordinary pointwise work that graphc fuses — all of a
+    parameter group's into one kernel where they share a shape."""
+
+    def each(*args: Any, **kwargs: Any) -> Any:
+        count = next(len(a) for a in args if isinstance(a, (list, tuple)))
+        if base in (aten.addcmul, aten.addcdiv) and len(args) == 4:  # their value is keyword-only on one tensor
+            args, kwargs = args[:3], dict(kwargs, value=args[3])
+        pick = lambda a, i: a[i] if isinstance(a, (list, tuple)) else a  # noqa: E731
+        return [base(*[pick(a, i) for a in args], **{k: pick(v, i) for k, v in kwargs.items()}) for i in range(count)]
+
+    return each
+
+
+def foreach_decompositions() -> Dict[Any, Any]:
+    """Every functional foreach overload whose op on one tensor ATen has
+    (functionalisation has already made the in-place ``_foreach_add_`` of
+    an optimizer's step these)."""
+    table: Dict[Any, Any] = {}
+    for name in dir(aten):
+        if not name.startswith("_foreach_") or name.endswith("_"):
+            continue
+        base = getattr(aten, name[len("_foreach_"):], None)
+        if base is None:
+            continue
+        packet = getattr(aten, name)
+        for overload in packet.overloads():
+            table[getattr(packet, overload)] = per_tensor(base)
+    return table
+
+
 @functools.lru_cache(maxsize=1)
 def decomposition_table() -> Dict[Any, Any]:
     from torch._decomp import decomposition_table as full
@@ -67,4 +100,5 @@ def decomposition_table() -> Dict[Any, Any]:
     for op in ADDED:
         table[op] = full[op]
     table.update(REPLACED)
+    table.update(foreach_decompositions())
     return table
