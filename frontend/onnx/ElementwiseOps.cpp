@@ -44,10 +44,18 @@ ir::Value* legacyBroadcast(NodeContext& c, ir::Value* a, ir::Value* b) {
 
 // ---- arithmetic on symbolic shapes ------------------------------------------
 
-/// Both operands as shapes when one is a symbolic one, broadcast to the
-/// same length (a one-element side repeats).
+/// Both operands as shapes when one is a symbolic one and the other a
+/// shape too or integers of rank 0 or 1 known when the graph is built,
+/// broadcast to the same length (a one-element side repeats); otherwise
+/// (a mask's [1, 1, 1, 1] times a length) nullopt, and the op computes on
+/// the shape as a tensor.
 std::optional<std::pair<ShapeValue, ShapeValue>> shapeOperands(NodeContext& c, size_t a, size_t b) {
   if (!c.isShape(a) && !c.isShape(b)) return std::nullopt;
+  for (size_t k : {a, b}) {
+    if (c.isShape(k)) continue;
+    const std::optional<runtime::Tensor> t = c.constant(k);
+    if (!t || !ir::isInteger(t->dtype()) || t->rank() > 1) return std::nullopt;
+  }
   ShapeValue x = c.shapeInput(a, "a shape operand"), y = c.shapeInput(b, "a shape operand");
   if (x.dims.size() != y.dims.size()) {
     if (x.dims.size() == 1)

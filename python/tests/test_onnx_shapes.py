@@ -2,7 +2,8 @@
 exports use: a Llama decode step with a KV cache of symbolic length,
 exported by both of torch's exporters, compiles once and matches PyTorch
 at every cache length (the cache's length plus one is a size, the
-positions a range from it, the shape's elements read as data); slices
+positions a range from it, the shape's elements read as data), with an
+attention mask too; slices
 with negative steps and ScatterElements match onnxruntime."""
 
 import numpy as np
@@ -75,6 +76,46 @@ def test_a_decode_step_with_a_symbolic_cache_length_matches_pytorch(exporter, tm
             expected = step(torch.tensor([[11]]), *past)
         got = exe.run(np.array([[11]], dtype=np.int64), *[p.numpy() for p in past])
         assert got[1].shape == (1, 2, length + 1, 16)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e.numpy(), rtol=1e-4, atol=1e-5)
+
+
+class MaskedDecodeStep(DecodeStep):
+    """The decode step with an attention mask over past + 1 positions
+    (Optimum's decoder-with-past inputs): the mask's expansion multiplies a
+    [1, 1, 1, 1] constant by the cache's length, a size computed as a
+    tensor."""
+
+    def forward(self, input_ids, attention_mask, past_k0, past_v0, past_k1, past_v1):
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.config)
+        for layer, (k, v) in enumerate([(past_k0, past_v0), (past_k1, past_v1)]):
+            cache.update(k, v, layer)
+        past = past_k0.shape[2]
+        positions = torch.arange(past, past + input_ids.shape[1]).unsqueeze(0)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, past_key_values=cache,
+                         position_ids=positions, use_cache=True)
+        return out.logits, out.past_key_values.layers[0].keys
+
+
+def test_a_masked_decode_step_matches_pytorch(tmp_path):
+    pytest.importorskip("transformers")
+    step = MaskedDecodeStep()
+    names = ["input_ids", "attention_mask"] + NAMES[1:]
+    path = str(tmp_path / "masked.onnx")
+    with torch.no_grad():
+        torch.onnx.export(step, (torch.tensor([[5]]), torch.ones(1, 8, dtype=torch.int64), *cache(7, 0)), path,
+                          dynamo=False, opset_version=17, input_names=names,
+                          dynamic_axes={**{n: {2: "past"} for n in NAMES[1:]}, "attention_mask": {1: "total"}})
+    exe = graphc.compile(path)
+    for length in (7, 3, 40):
+        past = cache(length, length)
+        mask = torch.ones(1, length + 1, dtype=torch.int64)
+        mask[0, 0] = 0  # a padded first position
+        with torch.no_grad():
+            expected = step(torch.tensor([[11]]), mask, *past)
+        got = exe.run(np.array([[11]], dtype=np.int64), mask.numpy(), *[p.numpy() for p in past])
         for g, e in zip(got, expected):
             np.testing.assert_allclose(g, e.numpy(), rtol=1e-4, atol=1e-5)
 
