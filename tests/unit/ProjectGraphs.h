@@ -71,9 +71,9 @@ inline std::vector<std::string> projectGraphs() {
   return out;
 }
 
-/// For each value read as the indices of an index_select or gather (in a
-/// fused body too, followed out to the fused op's operand), the size of
-/// the dim it indexes.
+/// For each value read as the indices of an index_select or gather, or as
+/// a scatter_nd's one coordinate (in a fused body too, followed out to the
+/// fused op's operand), the size of the dim it indexes.
 inline void indexedSizes(const ir::Region& r, std::map<const ir::Value*, ir::Dim>& out) {
   auto outer = [](const ir::Value* v) {
     while (!v->definingNode() && v->parentRegion()->parentNode() &&
@@ -88,6 +88,8 @@ inline void indexedSizes(const ir::Region& r, std::map<const ir::Value*, ir::Dim
       if (d < 0) d += data->type.rank();
       out[outer(n->operands[1])] = data->type.shape[static_cast<size_t>(d)];
     }
+    if (n->op == ir::OpId::ScatterNd && n->operands[1]->type.shape.back().isStatic(1))
+      out[outer(n->operands[1])] = n->operands[0]->type.shape[0];
     for (const auto& region : n->regions()) indexedSizes(*region, out);
   }
 }
