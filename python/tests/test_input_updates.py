@@ -123,6 +123,26 @@ def compiled_record(fn, *args):
     return out, graphc.dynamo.logs.RECORDS[-1]
 
 
+def matches_eager(cls, make_input, calls=3, **compile_options):
+    """A fresh `cls` compiled with graphc against an eager copy of it over
+    `calls` calls: equal outputs and buffers, each buffer in the memory it
+    had; returns the compiled model and the last compile's record."""
+    model, eager = cls(), cls()
+    eager.load_state_dict(model.state_dict())
+    pointers = [b.data_ptr() for b in model.buffers()]
+    compiled = torch.compile(model, backend="graphc", **compile_options)
+    graphc.dynamo.reset()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        for i in range(calls):
+            args = make_input(i)
+            torch.testing.assert_close(compiled(*args), eager(*args))
+            for b, e in zip(model.buffers(), eager.buffers()):
+                torch.testing.assert_close(b, e)
+    assert [b.data_ptr() for b in model.buffers()] == pointers
+    return model, graphc.dynamo.logs.RECORDS[-1]
+
+
 class RunningSum(torch.nn.Module):
     """A buffer updated in place on every call, as BatchNorm's statistics."""
 
@@ -137,19 +157,7 @@ class RunningSum(torch.nn.Module):
 
 
 def test_a_mutated_buffer_is_a_result_that_updates_it():
-    model, eager = RunningSum(), RunningSum()
-    eager.load_state_dict(model.state_dict())
-    ptr = model.total.data_ptr()
-    compiled = torch.compile(model, backend="graphc", options={"check": True})
-    graphc.dynamo.reset()
-    torch._dynamo.reset()
-    with torch.no_grad():
-        for _ in range(3):
-            x = torch.randn(2, 4)
-            torch.testing.assert_close(compiled(x), eager(x))
-    torch.testing.assert_close(model.total, eager.total)
-    assert model.total.data_ptr() == ptr
-    record = graphc.dynamo.logs.RECORDS[-1]
+    model, record = matches_eager(RunningSum, lambda i: (torch.randn(2, 4),), options={"check": True})
     assert record.partitions == 1 and record.eager_ops == []
     assert "f32[4] updates %" in record.graphs[0]
 
@@ -221,16 +229,7 @@ class ReadByPyTorchAfterThePartition(torch.nn.Module):
 
 
 def test_an_input_pytorch_reads_after_the_partition_is_not_written_in_it():
-    model, eager = ReadByPyTorchAfterThePartition(), ReadByPyTorchAfterThePartition()
-    eager.load_state_dict(model.state_dict())
-    compiled = torch.compile(model, backend="graphc")
-    graphc.dynamo.reset()
-    torch._dynamo.reset()
-    with torch.no_grad():
-        for _ in range(2):
-            x = torch.randn(5, 3)
-            torch.testing.assert_close(compiled(x), eager(x))
-    torch.testing.assert_close(model.b, eager.b)
+    matches_eager(ReadByPyTorchAfterThePartition, lambda i: (torch.randn(5, 3),), calls=2)
 
 
 class ReadByPyTorchBesideThePartition(torch.nn.Module):
@@ -250,17 +249,7 @@ class ReadByPyTorchBesideThePartition(torch.nn.Module):
 
 
 def test_an_input_pytorch_reads_beside_the_partition_is_read_before_the_write():
-    model, eager = ReadByPyTorchBesideThePartition(), ReadByPyTorchBesideThePartition()
-    eager.load_state_dict(model.state_dict())
-    compiled = torch.compile(model, backend="graphc")
-    graphc.dynamo.reset()
-    torch._dynamo.reset()
-    with torch.no_grad():
-        for _ in range(2):
-            x = torch.randn(5, 3)
-            torch.testing.assert_close(compiled(x), eager(x))
-    torch.testing.assert_close(model.b, eager.b)
-    record = graphc.dynamo.logs.RECORDS[-1]
+    _, record = matches_eager(ReadByPyTorchBesideThePartition, lambda i: (torch.randn(5, 3),), calls=2)
     assert any("updates %" in g for g in record.graphs), record.graphs
 
 

@@ -24,13 +24,15 @@ def mlp():
     return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
 
 
-@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
-def test_a_compiled_step_matches_eager_in_place(name):
+def train_beside_eager(make, steps=10):
+    """Two copies of the MLP: one stepped by `make(params)`'s optimizer
+    under torch.compile(backend="graphc"), one in eager; returns both
+    models after `steps` steps. `make` returns the optimizer and a
+    scheduler (or None), and is told whether it makes the compiled one."""
     torch.manual_seed(0)
     model, reference = mlp(), mlp()
     reference.load_state_dict(model.state_dict())
-    opt, ref_opt = OPTIMIZERS[name](model.parameters()), OPTIMIZERS[name](reference.parameters())
-    pointers = [p.data_ptr() for p in model.parameters()]
+    (opt, schedule), (ref_opt, ref_schedule) = make(model.parameters(), True), make(reference.parameters(), False)
     graphc.dynamo.reset()
     torch._dynamo.reset()
 
@@ -38,15 +40,32 @@ def test_a_compiled_step_matches_eager_in_place(name):
     def step():
         opt.step()
 
-    for i in range(10):
+    for i in range(steps):
         x = torch.randn(4, 8, generator=torch.Generator().manual_seed(i))
         for m in (model, reference):
             m.zero_grad()
             m(x).square().sum().backward()
         step()
         ref_opt.step()
-        for p, r in zip(model.parameters(), reference.parameters()):
-            torch.testing.assert_close(p, r, rtol=1e-5, atol=1e-6)
+        for s in (schedule, ref_schedule):
+            if s is not None:
+                s.step()
+    return model, reference
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_a_compiled_step_matches_eager_in_place(name):
+    pointers = []
+
+    def make(params, compiled):
+        params = list(params)
+        if compiled:
+            pointers.extend(p.data_ptr() for p in params)
+        return OPTIMIZERS[name](params), None
+
+    model, reference = train_beside_eager(make)
+    for p, r in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p, r, rtol=1e-5, atol=1e-6)
     assert [p.data_ptr() for p in model.parameters()] == pointers
     records = graphc.dynamo.compile_records()
     assert records, "nothing compiled"
@@ -60,31 +79,12 @@ def test_a_scheduled_tensor_learning_rate_compiles_once():
     """The learning rate as a tensor (capturable=True) that OneCycleLR
     changes every step is read by the kernel: one compile for every step,
     with eager's parameters."""
-    torch.manual_seed(0)
-    model, reference = mlp(), mlp()
-    reference.load_state_dict(model.state_dict())
 
     def make(params, capturable):  # (eager allows capturable on accelerators only)
         opt = torch.optim.Adam(params, lr=torch.tensor(0.01), capturable=capturable, foreach=False)
         return opt, torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=20, cycle_momentum=False)
 
-    (opt, schedule), (ref_opt, ref_schedule) = make(model.parameters(), True), make(reference.parameters(), False)
-    graphc.dynamo.reset()
-    torch._dynamo.reset()
-
-    @torch.compile(backend="graphc")
-    def step():
-        opt.step()
-
-    for i in range(10):
-        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(i))
-        for m in (model, reference):
-            m.zero_grad()
-            m(x).square().sum().backward()
-        step()
-        ref_opt.step()
-        schedule.step()
-        ref_schedule.step()
+    model, reference = train_beside_eager(make)
     # capturable's bias correction is computed in another order than the
     # eager reference's (non-capturable) one: a few ulps apart.
     for p, r in zip(model.parameters(), reference.parameters()):

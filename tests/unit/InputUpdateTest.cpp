@@ -171,15 +171,23 @@ TEST_P(InputUpdates, TextRoundTripsAndThePlanIsAsExpected) {
   EXPECT_EQ(plan, c.plan) << codegen::describe(a);
 }
 
-TEST_P(InputUpdates, RunWritesTheCallersTensorOnEveryBackend) {
-  const Case& c = GetParam();
+/// `check(graph, executable, inputs)` for the case compiled on each backend
+/// that runs here, on random inputs of `seed`.
+template <typename Check>
+void onEveryBackend(const Case& c, uint64_t seed, Check check) {
   const Graph g = Graph::parse(c.text);
   for (Device d : {Device::Reference, Device::Cpu}) {
     SCOPED_TRACE(std::string(codegen::deviceName(d)));
     const Executable exe = compile(g, {.device = d});
+    std::vector<Tensor> inputs = randomInputs(exe.optimized().entry(), c.sizes, seed, c.integers);
+    check(g.entry(), exe, inputs);
+  }
+}
+
+TEST_P(InputUpdates, RunWritesTheCallersTensorOnEveryBackend) {
+  onEveryBackend(GetParam(), 11, [](const ir::Graph& original, const Executable& exe, std::vector<Tensor>& inputs) {
     const ir::Graph& entry = exe.optimized().entry();
-    std::vector<Tensor> inputs = randomInputs(entry, c.sizes, 11, c.integers);
-    const Step want = oracleStep(g.entry(), inputs);
+    const Step want = oracleStep(original, inputs);
     std::vector<Tensor> outputs = exe.run(inputs);
     ASSERT_EQ(outputs.size(), want.results.size());
     for (size_t k = 0; k < outputs.size(); ++k) {
@@ -189,22 +197,17 @@ TEST_P(InputUpdates, RunWritesTheCallersTensorOnEveryBackend) {
             << "output " << k << " is its input";
     }
     for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(allClose(inputs[i], want.inputs[i], kTol)) << "input " << i;
-  }
+  });
 }
 
 TEST_P(InputUpdates, ReplayUpdatesTheBoundInputsEachTime) {
-  const Case& c = GetParam();
-  const Graph g = Graph::parse(c.text);
-  for (Device d : {Device::Reference, Device::Cpu}) {
-    SCOPED_TRACE(std::string(codegen::deviceName(d)));
-    const Executable exe = compile(g, {.device = d});
+  onEveryBackend(GetParam(), 23, [](const ir::Graph& original, const Executable& exe, std::vector<Tensor>& inputs) {
     const ir::Graph& entry = exe.optimized().entry();
-    std::vector<Tensor> inputs = randomInputs(entry, c.sizes, 23, c.integers);
     std::vector<Tensor> outputs = testing::poisonedOutputs(entry, inputs);  // updated results: their inputs
     exe.capture(inputs, outputs);
     std::vector<Tensor> state = copiesOf(inputs);
     for (int round = 0; round < 3; ++round) {
-      const Step want = oracleStep(g.entry(), state);
+      const Step want = oracleStep(original, state);
       exe.replay();
       for (size_t k = 0; k < outputs.size(); ++k)
         EXPECT_TRUE(allClose(outputs[k], want.results[k], kTol)) << "round " << round << " output " << k;
@@ -212,7 +215,7 @@ TEST_P(InputUpdates, ReplayUpdatesTheBoundInputsEachTime) {
         EXPECT_TRUE(allClose(inputs[i], want.inputs[i], kTol)) << "round " << round << " input " << i;
       state = want.inputs;
     }
-  }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, InputUpdates, ::testing::ValuesIn(kCases),
