@@ -59,6 +59,7 @@ void checkCaptureOutputs(const ir::Graph& g, const std::vector<Tensor>& inputs, 
     for (size_t j = 0; j < k; ++j)
       if (overlaps(outputs[k], outputs[j])) throw ir::Error(fmt::format("capture: output {} overlaps output {}", k, j));
   }
+  checkUpdatedInputs(g, inputs);
 }
 
 void applyInputUpdates(const ir::Graph& g, const std::vector<Tensor>& inputs, std::vector<Tensor>& results) {

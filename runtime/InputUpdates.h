@@ -23,10 +23,11 @@ void checkUpdatedInputs(const ir::Graph& g, const std::vector<Tensor>& inputs);
 /// tensor of the result's type (sizes bound) for every other result.
 std::vector<Tensor> outputsFor(const ir::Graph& g, const std::vector<Tensor>& inputs, const ir::SymbolBindings& sizes);
 
-/// capture()'s check of the caller's outputs: one per result, of the
-/// result's type; a result that updates an input is bound to that input's
-/// tensor (same bytes); no other output overlaps an input or another
-/// output. Throws ir::Error naming the output.
+/// capture()'s check of the caller's tensors: one output per result, of
+/// the result's type; a result that updates an input is bound to that
+/// input's tensor (same bytes); no other output overlaps an input or
+/// another output; and the inputs pass checkUpdatedInputs. Throws
+/// ir::Error naming the tensor.
 void checkCaptureOutputs(const ir::Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                          const ir::SymbolBindings& sizes);
 

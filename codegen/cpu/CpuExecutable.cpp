@@ -555,7 +555,6 @@ class CpuExecutable final : public runtime::Executable {
   void capture(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) override {
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
     runtime::checkCaptureOutputs(graph_, inputs, outputs, sizes);
-    runtime::checkUpdatedInputs(graph_, inputs);
     Call call = bind(sizes, inputs, outputs);
     std::lock_guard lock(captureMutex_);
     captured_ = std::move(call);

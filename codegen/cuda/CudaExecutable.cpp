@@ -60,7 +60,6 @@ class CudaExecutable final : public runtime::Executable {
     std::lock_guard lock(mutex_);
     const ir::SymbolBindings sizes = runtime::bindInputs(graph_, inputs);
     runtime::checkCaptureOutputs(graph_, inputs, outputs, sizes);
-    runtime::checkUpdatedInputs(graph_, inputs);
     for (cudaGraphExec_t* e : {&exec_, &stepsExec_})
       if (*e) {
         cudaGraphExecDestroy(*e);

@@ -79,6 +79,13 @@ struct PyExecutable {
   std::vector<std::string> names;  // the inputs', in order: read by every call
   std::vector<CapturedArray> captured;
 
+  /// Whether a result updates input `k` in place: graphc writes it through
+  /// the caller's array, which must then be writable.
+  bool updatesInput(size_t k) const {
+    const ir::Graph& entry = exe.optimized().entry();
+    return k < entry.body.params().size() && entry.updatingResult(entry.body.param(k)) >= 0;
+  }
+
   /// The positional and keyword arguments in parameter order, as Tensors
   /// over the callers' memory; `cancel=` a CancelToken is the run's token.
   std::vector<Tensor> bind(const nb::args& args, const nb::kwargs& kwargs, Framework& framework, CancelToken*& token,
@@ -103,14 +110,11 @@ struct PyExecutable {
     framework = Framework::NumPy;
     std::vector<Tensor> inputs;
     inputs.reserve(names.size());
-    const ir::Graph& entry = exe.optimized().entry();
     for (size_t k = 0; k < names.size(); ++k) {
       if (!given[k].is_valid()) throw nb::type_error(fmt::format("input {} ('{}') is missing", k, names[k]).c_str());
       if (frameworkOf(given[k]) == Framework::PyTorch) framework = Framework::PyTorch;
       auto name = [&] { return fmt::format("input {} ('{}')", k, names[k]); };
-      // An input a result updates in place is written through the caller's array.
-      const bool updated = entry.updatingResult(entry.body.param(k)) >= 0;
-      inputs.push_back(updated ? wrapWritableArray(given[k], name) : wrapArray(given[k], name));
+      inputs.push_back(updatesInput(k) ? wrapWritableArray(given[k], name) : wrapArray(given[k], name));
     }
     if (arrays) *arrays = std::move(given);
     return inputs;
@@ -147,11 +151,7 @@ struct PyExecutable {
       }
       return out;
     };
-    const ir::Graph& entry = exe.optimized().entry();
-    auto updated = [&](size_t k) {  // an input a result updates in place is written
-      return k < entry.body.params().size() && entry.updatingResult(entry.body.param(k)) >= 0;
-    };
-    std::vector<Tensor> in = tensors(inputs, "input", updated),
+    std::vector<Tensor> in = tensors(inputs, "input", [&](size_t k) { return updatesInput(k); }),
                         out = tensors(outputs, "output", [](size_t) { return true; });
     {
       nb::gil_scoped_release released;

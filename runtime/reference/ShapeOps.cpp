@@ -358,35 +358,35 @@ void scatterNdInPlace(const ir::Node& n, Tensor& data, const Tensor& index, cons
     }
     places[static_cast<size_t>(t)] = at;
   }
-  Tensor& out = data;
   const bool real = ir::isFloat(data.dtype());
   for (int64_t t = 0; t < tuples; ++t) {
     const int64_t at = places[static_cast<size_t>(t)];
     if (reduction == "none" && data.dtype() == updates.dtype()) {  // one block of bytes
       const size_t bytes = static_cast<size_t>(rest) * static_cast<size_t>(ir::dtypeSize(data.dtype()));
-      std::memcpy(out.data() + static_cast<size_t>(at) * bytes, updates.data() + static_cast<size_t>(t) * bytes, bytes);
+      std::memcpy(data.data() + static_cast<size_t>(at) * bytes, updates.data() + static_cast<size_t>(t) * bytes,
+                  bytes);
       continue;
     }
     for (int64_t e = 0; e < rest; ++e) {
       const int64_t o = at * rest + e, u = t * rest + e;
       if (reduction == "none") {
         if (real)
-          out.setDouble(o, updates.getDouble(u));
+          data.setDouble(o, updates.getDouble(u));
         else
-          out.setInt(o, updates.getInt(u));
+          data.setInt(o, updates.getInt(u));
       } else if (real) {
-        const double a = out.getDouble(o), b = updates.getDouble(u);
-        out.setDouble(o, reduction == "add"   ? a + b
-                         : reduction == "mul" ? a * b
-                         : reduction == "max" ? (std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b))
-                                              : (std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b)));
+        const double a = data.getDouble(o), b = updates.getDouble(u);
+        data.setDouble(o, reduction == "add"   ? a + b
+                          : reduction == "mul" ? a * b
+                          : reduction == "max" ? (std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b))
+                                               : (std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b)));
       } else {
-        const int64_t a = out.getInt(o), b = updates.getInt(u);
+        const int64_t a = data.getInt(o), b = updates.getInt(u);
         // Wrapping as the dtype's width does (setInt stores two's complement).
-        out.setInt(o, reduction == "add"   ? static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b))
-                      : reduction == "mul" ? static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b))
-                      : reduction == "max" ? std::max(a, b)
-                                           : std::min(a, b));
+        data.setInt(o, reduction == "add"   ? static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b))
+                       : reduction == "mul" ? static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b))
+                       : reduction == "max" ? std::max(a, b)
+                                            : std::min(a, b));
       }
     }
   }

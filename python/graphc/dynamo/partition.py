@@ -11,6 +11,7 @@ check translates it alone into a scratch graph.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import operator
 import os
 import time
@@ -186,8 +187,7 @@ def why_not_written_in_place(node: torch.fx.Node) -> Optional[str]:
         dense = False
     if not dense:
         return "a copy_ into a graph input that is not contiguous"
-    order = {n: i for i, n in enumerate(node.graph.nodes)}
-    if any(order[user] > order[node] for user in dst.users if user is not node):
+    if any(user > node for user in dst.users if user is not node):  # FX nodes compare by graph order
         return "the graph reads the input after copying into it"
     return None
 
@@ -591,24 +591,21 @@ def order_reads_before_input_writes(fused: torch.fx.GraphModule) -> None:
                 before.setdefault(call, []).extend(late)
     if not any(before.values()):
         return
-    import heapq
     waiting = {n: len(set(n.all_input_nodes) | set(before.get(n, []))) for n in nodes}
     followers: Dict[torch.fx.Node, List[torch.fx.Node]] = {n: list(n.users) for n in nodes}
     for call, readers in before.items():
         for r in set(readers):
             followers[r].append(call)
-    ready = [(position[n], n.name) for n in nodes if waiting[n] == 0]
-    by_name = {n.name: n for n in nodes}
+    ready = [position[n] for n in nodes if waiting[n] == 0]  # a heap of positions: the earliest first
     heapq.heapify(ready)
     order: List[torch.fx.Node] = []
     while ready:
-        _, name = heapq.heappop(ready)
-        n = by_name[name]
+        n = nodes[heapq.heappop(ready)]
         order.append(n)
         for f in followers[n]:
             waiting[f] -= 1
             if waiting[f] == 0:
-                heapq.heappush(ready, (position[f], f.name))
+                heapq.heappush(ready, position[f])
     assert len(order) == len(nodes), "a reader of an input depends on the partition that writes it"
     for prev, n in zip(order, order[1:]):
         prev.append(n)
