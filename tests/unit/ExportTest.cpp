@@ -409,6 +409,24 @@ TEST(PackageInputUpdates, AnUpdateSurvivesExportAndLoad) {
   expectBitwiseEqual(viaPackage, inProcess, "the updated inputs");
 }
 
+// graph.json's input updates are checked as the text's are: a pair that is
+// not [result, parameter], or one the verifier refuses, fails the load.
+TEST_F(DamagedPackage, InputUpdatesThatDoNotFitAreRefused) {
+  auto withUpdates = [&](json updates) {
+    return loadError(rewritten([&](json&, std::map<std::string, std::string>& e) {
+      json g = json::parse(e["graph.json"]);
+      g["updates"] = updates;
+      e["graph.json"] = g.dump();
+    }));
+  };
+  for (const json& bad : {json::parse("[[0, 99]]"), json::parse("[[-1, 0]]"), json::parse("[[0]]")}) {
+    const std::string error = withUpdates(bad);
+    EXPECT_NE(error.find("an input update that is not [result, parameter]"), std::string::npos) << bad << ": " << error;
+  }
+  const std::string mismatch = withUpdates(json::parse("[[0, 0]]"));  // f32[B, 4] cannot update %x: f32[B, 16]
+  EXPECT_NE(mismatch.find("the types must match"), std::string::npos) << mismatch;
+}
+
 // Two packages loaded at once each run their own kernels (their shared
 // objects are opened under names that cannot collide).
 TEST(PackagesAtOnce, EachRunsItsOwnKernels) {
