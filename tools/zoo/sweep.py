@@ -98,8 +98,6 @@ def cell_ops(r: Dict[str, Any]) -> str:
         parts.append(f"{len(r['failed_partitions'])} failed partition(s)")
     if r.get("graph_breaks"):
         parts.append(f"{sum(r['graph_breaks'].values())} Dynamo graph break(s)")
-    if r.get("fallbacks"):
-        parts.append("fallback: " + ", ".join(r["fallbacks"]))
     return "; ".join(parts) or "—"
 
 

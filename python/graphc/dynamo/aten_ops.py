@@ -14,6 +14,7 @@ dtype, so a handler casts its operands to the dtype ATen computes in.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
@@ -522,7 +523,11 @@ def layer_norm(b: Builder, node: torch.fx.Node) -> tuple:
     dtype = val(x).dtype
     ws = b.value(w) if w is not None else ones_like_param(b, list(normalized), 1.0, dtype)
     operands = [b.value(x), ws] + ([b.value(bias)] if bias is not None else [])
-    return (b.emit("layer_norm", operands, {"eps": float(eps)}), None, None)
+    y = b.emit("layer_norm", operands, {"eps": float(eps)})
+    if not statistics_read(node):
+        return (y, None, None)
+    r = rank(x)
+    return (y, *statistics(b, b.value(x), list(range(r - len(normalized), r)), eps, dtype))
 
 
 @handles(aten.native_group_norm.default)
@@ -531,7 +536,32 @@ def group_norm(b: Builder, node: torch.fx.Node) -> tuple:
     dtype = val(x).dtype
     ws = b.value(w) if w is not None else ones_like_param(b, [c], 1.0, dtype)
     bs = b.value(bias) if bias is not None else ones_like_param(b, [c], 0.0, dtype)
-    return (b.emit("group_norm", [b.value(x), ws, bs], {"groups": groups, "eps": float(eps)}), None, None)
+    y = b.emit("group_norm", [b.value(x), ws, bs], {"groups": groups, "eps": float(eps)})
+    if not statistics_read(node):
+        return (y, None, None)
+    # [N, G]: over each group's channels and positions, as ATen's.
+    grouped = b.emit("reshape", [b.value(x)], {"shape": [Dim(dim_text(val(x).shape[0])), groups, Raw("-1")]})
+    mean, rstd = statistics(b, grouped, [2], eps, dtype)
+    shape = {"shape": [Dim(dim_text(s)) for s in val(node)[1].shape]}
+    return (y, b.emit("reshape", [mean], shape), b.emit("reshape", [rstd], shape))
+
+
+def statistics_read(node: torch.fx.Node) -> bool:
+    """Whether a normalisation's mean or rstd output is read (a training
+    graph saves them for the backward; inference drops them)."""
+    read = any(u.target is operator.getitem and u.args[1] in (1, 2) and u.users for u in node.users)
+    if read and val(node)[1].dtype != val(node.args[0]).dtype:
+        raise Unsupported("the statistics of a normalisation in a wider dtype than its input")
+    return read
+
+
+def statistics(b: Builder, x: str, dims: List[int], eps: float, dtype: torch.dtype) -> Tuple[str, str]:
+    """The mean and 1/sqrt(biased variance + eps) of `x` over `dims`, kept
+    as dims of size 1: a normalisation's saved statistics."""
+    mean = b.emit("mean", [x], {"dims": dims, "keepdim": True})
+    centred = b.emit("sub", [x, mean])
+    variance = b.emit("mean", [b.emit("mul", [centred, centred])], {"dims": dims, "keepdim": True})
+    return mean, b.emit("rsqrt", [b.emit("add", [variance, literal(eps, dtype)])])
 
 
 @handles(aten._native_batch_norm_legit_no_training.default)

@@ -28,8 +28,13 @@ Options:
                ``graphc.CheckError`` naming the partition and a folder
                holding its graph and inputs (partition.PartitionProgram).
 
-Inference only for now: a graph that needs gradients (grad mode on and an
-input requiring grad) runs in eager PyTorch, with one line saying so.
+A graph that needs gradients (grad mode on and an input requiring grad)
+is a training graph: AOTAutograd traces the joint forward and backward
+with graphc's training decompositions (training.py), torch's
+min-cut partitioner splits it into a forward that saves what the
+backward reads and a backward, and each is partitioned and compiled as
+an inference graph is. Weights are never frozen in training graphs: the
+optimizer writes them between steps.
 """
 
 from __future__ import annotations
@@ -42,11 +47,13 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 import torch.fx
 from torch._dynamo.source import is_from_unspecialized_param_buffer_source
-from torch._functorch.aot_autograd import aot_module_simplified
+from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
+from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from graphc.dynamo import logs
 from graphc.dynamo.decompositions import decomposition_table
+from graphc.dynamo.training import training_decomposition_table
 from graphc.dynamo.partition import direct_call, partition_and_compile
 
 DEFAULT_OPTIONS: Dict[str, Any] = {"device": "cpu", "freezing": True, "dump_dir": ""}
@@ -68,8 +75,8 @@ def _weights(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> List[bool]:
 
 
 def functionalize_and_compile(gm: torch.fx.GraphModule, example_inputs: List[Any], weights: List[bool],
-                              compile_graph: Callable[[torch.fx.GraphModule, Dict[str, torch.Tensor]], Any],
-                              record: logs.CompileRecord) -> Any:
+                              compile_graph: Callable[[torch.fx.GraphModule, Dict[str, torch.Tensor], str], Any],
+                              record: logs.CompileRecord, training: bool) -> Any:
     """Dynamo's graph as one functional graph of core ATen ops, compiled by
     `compile_graph(aten_gm, frozen)`; returns what Dynamo calls.
 
@@ -90,7 +97,14 @@ def functionalize_and_compile(gm: torch.fx.GraphModule, example_inputs: List[Any
     do (no input mutated, no output aliasing an input or an intermediate,
     no module state passed first), the compiled function is returned
     without it: the wrapper costs some 20 µs a call. Mutated inputs are
-    never frozen as constants."""
+    never frozen as constants.
+
+    A `training` graph is traced jointly with its backward and split by
+    torch's min-cut partitioner (what to save, what to recompute); the
+    forward and the backward (traced when backward first runs) are each
+    compiled by `compile_graph`, nothing frozen. AOTAutograd's
+    autograd.Function and runtime wrapper stay around them: they connect
+    the two and apply the mutations of inputs a training graph returns."""
     start = time.perf_counter()
     built: Dict[str, Any] = {}
 
@@ -109,10 +123,24 @@ def functionalize_and_compile(gm: torch.fx.GraphModule, example_inputs: List[Any
         # AOTAutograd calls this under its fake mode; graphc compiles with
         # the real weights.
         with unset_fake_temporarily():
-            compiled = compile_graph(aten_gm, frozen)
+            compiled = compile_graph(aten_gm, frozen, "")
         built.update(compiled=compiled, plain=lifted == 0 and wrapper_does_nothing(metadata))
         return compiled
 
+    def training_compiler(part: str) -> Callable[[torch.fx.GraphModule, Any], Any]:
+        def compile_part(aten_gm: torch.fx.GraphModule, _fakes: Any) -> Any:
+            if part == "fw":
+                record.stages["lower to ATen"] = time.perf_counter() - start
+            with unset_fake_temporarily():
+                return make_boxed_func(compile_graph(aten_gm, {}, part))
+        return compile_part
+
+    if training:
+        return aot_module_simplified(gm, example_inputs, fw_compiler=training_compiler("fw"),
+                                     bw_compiler=training_compiler("bw"),
+                                     partition_fn=min_cut_rematerialization_partition,
+                                     decompositions=training_decomposition_table(),
+                                     keep_inference_input_mutations=True)
     wrapped = aot_module_simplified(gm, example_inputs, fw_compiler=inference_compiler,
                                     inference_compiler=inference_compiler, decompositions=decomposition_table(),
                                     keep_inference_input_mutations=True)
@@ -145,23 +173,19 @@ def graphc_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options:
     record = logs.CompileRecord(name=f"g{next(_counter)}")
     start = time.perf_counter()
 
-    if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
-        record.fallback = "training"
-        logs.RECORDS.append(record)
-        logs.warn(f"{record.name}: a training graph (grad mode on, inputs that require grad) runs in eager "
-                  "PyTorch: graphc does not differentiate yet; use torch.no_grad() or eval for inference")
-        return gm.forward
+    record.training = torch.is_grad_enabled() and any(
+        isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs)
 
     # Dynamo lifts a module's parameters and buffers to inputs: those are
-    # frozen as constants (unless the options say not to).
+    # frozen as constants (unless the options say not to, or it trains).
     weights = _weights(gm, example_inputs) if opts["freezing"] else [False] * len(example_inputs)
 
-    def compile_graph(aten_gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tensor]) -> Any:
+    def compile_graph(aten_gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tensor], part: str) -> Any:
         aten_gm.graph.eliminate_dead_code()  # e.g. the statistics outputs of inference batch norms
         aten_gm.recompile()
         dumps = {"fx_graph.py": gm.code, "aten_graph.py": aten_gm.code}
         fused = partition_and_compile(aten_gm, frozen, opts["device"], str(opts["dump_dir"] or ""), record, dumps,
-                                      checked=bool(opts["check"]))
+                                      checked=bool(opts["check"]), part=part)
         return direct_call(fused) or fused.forward
 
     # With dynamic shapes Dynamo lifts a module's float attributes (a
@@ -169,7 +193,7 @@ def graphc_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options:
     # then asks Dynamo to trace again with them specialised (raising
     # TensorifyScalarRestartAnalysis through here), so their values are
     # constants Dynamo guards on.
-    compiled = functionalize_and_compile(gm, example_inputs, weights, compile_graph, record)
+    compiled = functionalize_and_compile(gm, example_inputs, weights, compile_graph, record, record.training)
     record.seconds = time.perf_counter() - start
     logs.RECORDS.append(record)
     logs.log("backend", f"{record.name}: {record.partitions} graphc partition(s), {len(record.eager_ops)} op(s) "

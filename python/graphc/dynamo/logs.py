@@ -25,11 +25,6 @@ def log(topic: str, line: str) -> None:
         print(f"graphc: {line}", file=sys.stderr, flush=True)
 
 
-def warn(line: str) -> None:
-    """A line that is always printed (the training fallback)."""
-    print(f"graphc: {line}", file=sys.stderr, flush=True)
-
-
 @dataclass
 class CompileRecord:
     """One graph Dynamo handed the backend, and what became of it."""
@@ -43,7 +38,7 @@ class CompileRecord:
     graphs: List[str] = field(default_factory=list)  # the .graph text of each partition compiled
     seconds: float = 0.0  # the backend's whole time (Dynamo's tracing before it not included)
     stages: Dict[str, float] = field(default_factory=dict)  # lower to ATen, partition, translate, graphc compile
-    fallback: str = ""  # why the whole graph ran in eager PyTorch, if it did
+    training: bool = False  # a forward and backward (AOTAutograd's joint graph, split); the rest counts both
 
 
 RECORDS: List[CompileRecord] = []

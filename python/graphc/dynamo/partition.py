@@ -261,17 +261,21 @@ def picker(positions: List[int]) -> Any:
     return (lambda args: [get(args)]) if len(positions) == 1 else (lambda args: list(get(args)))
 
 
-def argument_reader(placeholders: List[torch.fx.Node], positions: List[int]) -> Any:
+def argument_reader(placeholders: List[torch.fx.Node], positions: List[int], layouts_known: bool = True) -> Any:
     """args -> the tensors at `positions`, ready for graphc to read in place.
     What each needs is decided once, from the example Dynamo traced with
     (its guards keep later calls alike): nothing, a detach (a weight that
     requires grad cannot be exported) or a contiguous copy (graphc reads
-    dense C-ordered memory); when none needs anything, a picker in C."""
+    dense C-ordered memory); when none needs anything, a picker in C.
+    Without `layouts_known` (a training graph's forward and backward,
+    whose inputs include tensors saved by another graph: AOTAutograd's
+    examples of them need not have their layout at run time), each tensor
+    is made contiguous when it is not."""
     plan = []
     for i in positions:
         v = val(placeholders[i])
         try:
-            contiguous = bool(v.is_contiguous())
+            contiguous = bool(v.is_contiguous()) and layouts_known
         except Exception:  # a symbolic layout: made contiguous on each call
             contiguous = False
         plan.append(2 if not contiguous else 1 if v.requires_grad else 0)
@@ -330,7 +334,8 @@ class PartitionProgram:
 
     def __init__(self, name: str, translation: Translation, weight_positions: List[int],
                  placeholders: List[torch.fx.Node], outputs: List[Any], args: Sequence[Any], device: str,
-                 dump_dir: str, record: logs.CompileRecord, reference: Optional[torch.fx.GraphModule]) -> None:
+                 dump_dir: str, record: logs.CompileRecord, reference: Optional[torch.fx.GraphModule],
+                 layouts_known: bool = True) -> None:
         self.name, self.text, self.params = name, translation.text, translation.params
         self.reference = reference  # the partition's FX graph, run beside graphc in check mode
         self.carriers = translation.carriers
@@ -344,8 +349,8 @@ class PartitionProgram:
         self.pick_weights = picker(weight_positions)
         tensor_positions = [i for i, p in enumerate(self.params) if p is not None]
         runtime_positions = [i for i in tensor_positions if i not in set(weight_positions)]
-        self.read_runtime = argument_reader(placeholders, runtime_positions)
-        self.read_everything = argument_reader(placeholders, tensor_positions)
+        self.read_runtime = argument_reader(placeholders, runtime_positions, layouts_known)
+        self.read_everything = argument_reader(placeholders, tensor_positions, layouts_known)
         self.via_numpy = _TO_DLPACK is not None and all(val(o).dtype != torch.bfloat16 for o in outputs)
         self.weights = [args[i] for i in weight_positions]
         self.versions = list(map(_version, self.weights))
@@ -647,11 +652,12 @@ def pass_missing_symbols(call: torch.fx.Node, sub: torch.fx.GraphModule,
 
 def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tensor], device: str,
                           dump_dir: str, record: logs.CompileRecord, dumps: Dict[str, str],
-                          checked: bool = False) -> torch.fx.GraphModule:
+                          checked: bool = False, part: str = "") -> torch.fx.GraphModule:
     """`gm` with each supported partition replaced by a GraphcKernel;
     `frozen` maps placeholders (by name) to the weights bound as constants;
     `checked`, whether each partition also runs in eager PyTorch on every
-    call to compare (check.py)."""
+    call to compare (check.py); `part`, which graph of a training compile
+    `gm` is ("fw", "bw"; "" for an inference graph), in partition names."""
     start = time.perf_counter()
     aten_experts.register_custom_ops()
     views = returned_views(gm.graph)
@@ -672,7 +678,7 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
         if node.op != "call_module" or not node.target.startswith("fused_"):
             continue
         sub = getattr(fused, node.target)
-        name = f"{record.name}_{node.target}"
+        name = f"{record.name}_{part}_{node.target}" if part else f"{record.name}_{node.target}"
         pass_missing_symbols(node, sub, symbol_inputs)
         try:
             start = time.perf_counter()
@@ -685,7 +691,8 @@ def partition_and_compile(gm: torch.fx.GraphModule, frozen: Dict[str, torch.Tens
                                 and outer.op == "placeholder" and outer.name in frozen]
             examples = [frozen[outer.name] if i in weight_positions else None for i, outer in enumerate(node.args)]
             program = PartitionProgram(name, translation, weight_positions, placeholders, output_nodes(sub)[0],
-                                       examples, device, dump_dir, record, sub if checked else None)
+                                       examples, device, dump_dir, record, sub if checked else None,
+                                       layouts_known=not part)
         except (Unsupported, graphc.Error) as e:
             record.failed_partitions.append(f"{name}: {e}")
             logs.log("graph_breaks", f"{name} runs in PyTorch: graphc could not compile it: {e}")
