@@ -26,6 +26,10 @@
 //                    flattened to [B·H, S, D] and back), so the product's
 //                    batch dims are the model's again and no copy is made
 //                    to flatten its operands;
+//  linear            matmul(x, permute(w)) of a 2-D w, [1, 0] → linear(x, w):
+//                    the GEMM reads w as [out, in] where it is (a weight
+//                    that is an input, as in training, when nothing folds
+//                    its transpose), instead of a transposed copy of it;
 //  scalar splats     a pointwise op's `full` operand whose shape the other
 //                    operands already give the result (where(c, zeros[B, H,
 //                    S, S], p)) becomes a rank-0 full: nothing materialises
@@ -175,6 +179,9 @@ class Canonicalizer {
     } else if (ir::Value* a = nullptr, *b = nullptr; batchedMatmul(n, a, b)) {
       op = OpId::Matmul;
       operands = {a, b};
+    } else if (ir::Value* w = transposedWeight(n)) {
+      op = OpId::Linear;
+      operands = {n.operands[0], w};
     } else if ((n.op == OpId::Permute || n.op == OpId::Transpose) && producer &&
                (producer->op == OpId::Permute || producer->op == OpId::Transpose)) {
       std::vector<int64_t> inner = permutationOf(*producer), outer = permutationOf(n);
@@ -207,6 +214,18 @@ class Canonicalizer {
     auto batchOf = [](const ir::Shape& s) { return ir::Shape(s.begin(), s.end() - 2); };
     return a->type.rank() == static_cast<int64_t>(out.size()) && b->type.rank() == a->type.rank() &&
            batchOf(a->type.shape) == batchOf(out) && batchOf(b->type.shape) == batchOf(out);
+  }
+
+  /// w when `n` is matmul(x, permute(w)) with w 2-D and not a constant
+  /// (a constant's transpose folds into a new constant, which the GEMM
+  /// packs once) and x of rank 2 or more: linear(x, w).
+  static ir::Value* transposedWeight(const ir::Node& n) {
+    if (n.op != OpId::Matmul || n.operands[0]->type.rank() < 2 || n.operands[1]->type.rank() != 2) return nullptr;
+    const ir::Node* t = n.operands[1]->definingNode();
+    if (!t || (t->op != OpId::Permute && t->op != OpId::Transpose) || permutationOf(*t) != std::vector<int64_t>{1, 0})
+      return nullptr;
+    const ir::Node* source = t->operands[0]->definingNode();
+    return source && source->op == OpId::Constant ? nullptr : t->operands[0];
   }
 
   /// A pointwise op's `full` operands of rank > 0 whose shape the other
