@@ -22,10 +22,14 @@
 //                      where(last >= 0, u[max(last, 0)], x), so a later update
 //                      to the same place wins; with add/mul/max/min, x combined
 //                      with the reduction over j of where(hit, u[j], identity).
-//                      Each costs N × positions work, which suits the small
-//                      N of exported models (masks, cache rows); past 2^24
-//                      (static sizes) the scatter_nd stays, run by the
-//                      reference's loop as a host step. A scatter_nd into a
+//                      Each costs N × positions × (elements per position)
+//                      work, which suits the small N of exported models
+//                      (masks, cache rows); past 2^24 updates × positions,
+//                      or 2^25 elements of work (static sizes: an
+//                      embedding's backward, 2048 token gradients into a
+//                      vocabulary of 8192 rows of 256, would be 4·10^9),
+//                      the scatter_nd stays, run by the reference's loop
+//                      as a host step, O(N × elements per position). A scatter_nd into a
 //                      parameter that its result updates in place (a KV
 //                      cache's new row: `-> (... updates %cache)`) stays
 //                      too: the plan stores the updates into the caller's
@@ -57,8 +61,10 @@ using ir::AttrMap;
 using ir::OpId;
 
 // The most (updates × indexed positions) a scatter_nd is decomposed into a
-// gather for.
+// gather for, and the most elements that gather may compute (the grid
+// times the elements each position holds).
 constexpr int64_t kLargestScatterGrid = int64_t{1} << 24;
+constexpr int64_t kLargestScatterWork = int64_t{1} << 25;
 /// The largest constant reshaped at decomposition (a copy of it is made;
 /// the original goes if nothing else reads it).
 constexpr int64_t kMaxReshapedConstant = int64_t{1} << 16;
@@ -335,8 +341,9 @@ class Decomposer {
     // kLargestScatterGrid (a chunked linear-attention state written row by
     // row: 2^19 × 2^19) the scatter stays whole, the reference's O(updates)
     // loop as a host step.
-    if (count->isStatic() && places->isStatic() &&
-        (places->size != 0 && count->size > kLargestScatterGrid / places->size))
+    if (count->isStatic() && places->isStatic() && places->size != 0 &&
+        (count->size > kLargestScatterGrid / places->size ||
+         (block->isStatic() && block->size != 0 && count->size > kLargestScatterWork / places->size / block->size)))
       return nullptr;
     const ir::Dim n = *count, s = *block;
     ir::Value* index = reshape(n_.operands[1], {n, ir::Dim::of(static_cast<int64_t>(depth))});
