@@ -31,7 +31,8 @@ std::vector<Tensor> outputsFor(const ir::Graph& g, const std::vector<Tensor>& in
     if (const ir::Value* p = g.updatedParam(k))
       outputs.push_back(inputs.at(static_cast<size_t>(p->index())));
     else
-      outputs.emplace_back(g.resultTypes[k].dtype, concreteShape(ir::substitute(g.resultTypes[k], sizes)));
+      outputs.push_back(
+          Tensor::uninitialized(g.resultTypes[k].dtype, concreteShape(ir::substitute(g.resultTypes[k], sizes))));
   }
   return outputs;
 }

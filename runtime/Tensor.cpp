@@ -38,6 +38,21 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(
   }
 }
 
+Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  const int64_t bytes = checkedBytes(t.dtype_, t.shape_);
+  t.numel_ = checkedNumel(t.shape_);
+  try {
+    t.storage_ = std::make_shared_for_overwrite<std::byte[]>(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+  } catch (const std::bad_alloc&) {
+    throw ir::Error(fmt::format("out of memory allocating a {}[{}] tensor ({} bytes)", ir::dtypeName(t.dtype_),
+                                fmt::join(t.shape_, ", "), bytes));
+  }
+  return t;
+}
+
 Tensor Tensor::wrap(DType dtype, std::vector<int64_t> shape, std::byte* data, std::shared_ptr<void> owner) {
   Tensor t;
   t.dtype_ = dtype;

@@ -18,6 +18,10 @@ class Tensor {
   Tensor() = default;
   /// A zero-filled tensor; throws ir::Error if the size overflows.
   Tensor(DType dtype, std::vector<int64_t> shape);
+  /// A tensor whose elements are not initialised, for a result every
+  /// element of which is about to be written (an Executable's outputs):
+  /// no pass over its memory before the kernels' own.
+  static Tensor uninitialized(DType dtype, std::vector<int64_t> shape);
   /// A tensor over memory it does not own (an arena slice, a caller's
   /// buffer): no copy; `owner`, if given, is kept alive with it.
   static Tensor wrap(DType dtype, std::vector<int64_t> shape, std::byte* data, std::shared_ptr<void> owner = {});
