@@ -30,6 +30,12 @@
 //                    the GEMM reads w as [out, in] where it is (a weight
 //                    that is an input, as in training, when nothing folds
 //                    its transpose), instead of a transposed copy of it;
+//  transposed A      matmul(permute(a), b) of 2-D a [k, m] and b [k, n]
+//                    (static) → permute(matmul(permute(b), a)) when m·k >
+//                    n·k + m·n: Aᵀ·B = (Bᵀ·A)ᵀ, so the copies transpose the
+//                    smaller B and the result instead of A (a weight's
+//                    gradient gᵀ·x in training, g the logits' gradient
+//                    [tokens, vocabulary], x the hidden states [tokens, d]);
 //  scalar splats     a pointwise op's `full` operand whose shape the other
 //                    operands already give the result (where(c, zeros[B, H,
 //                    S, S], p)) becomes a rank-0 full: nothing materialises
@@ -113,7 +119,8 @@ class Canonicalizer {
     ir::Value* replacement = nullptr;
     if (ir::Value* same = identity(n); same && same->type == result->type)
       replacement = same;
-    else if (!(replacement = replaceByNewNode(n, pos)) && !(replacement = fold(n, pos)))
+    else if (!(replacement = replaceByNewNode(n, pos)) && !(replacement = fold(n, pos)) &&
+             !(replacement = transposedA(n, pos)))
       replacement = scalarSplats(n, pos);
     if (!replacement) return false;
     sweep_->replace(result, replacement);
@@ -226,6 +233,33 @@ class Canonicalizer {
       return nullptr;
     const ir::Node* source = t->operands[0]->definingNode();
     return source && source->op == OpId::Constant ? nullptr : t->operands[0];
+  }
+
+  /// matmul(permute(a), b) → permute(matmul(permute(b), a)) where that
+  /// transposes fewer elements (see the file comment): the new nodes at
+  /// `pos`, the last one's result, or nullptr.
+  ir::Value* transposedA(ir::Node& n, size_t pos) {
+    if (n.op != OpId::Matmul || n.operands[0]->type.rank() != 2 || n.operands[1]->type.rank() != 2) return nullptr;
+    const ir::Node* t = n.operands[0]->definingNode();
+    if (!t || (t->op != OpId::Permute && t->op != OpId::Transpose) || permutationOf(*t) != std::vector<int64_t>{1, 0})
+      return nullptr;
+    ir::Value* a = t->operands[0];
+    ir::Value* b = n.operands[1];
+    const ir::Shape& as = a->type.shape;
+    const ir::Shape& bs = b->type.shape;
+    if (!as[0].isStatic() || !as[1].isStatic() || !bs[1].isStatic()) return nullptr;
+    const int64_t k = as[0].size, m = as[1].size, cols = bs[1].size;
+    if (m * k <= cols * k + m * cols) return nullptr;
+    ir::AttrMap swap;
+    swap.set("dims", ir::Attribute::ofInts({1, 0}));
+    const ir::DType dtype = n.result()->type.dtype;
+    ir::Node* bt = insertNode(region_, pos, OpId::Permute, {b}, swap, {{dtype, {bs[1], bs[0]}}}, n.loc);
+    ir::Node* product =
+        insertNode(region_, pos + 1, OpId::Matmul, {bt->result(), a}, {}, {{dtype, {bs[1], as[1]}}}, n.loc);
+    ir::Node* result =
+        insertNode(region_, pos + 2, OpId::Permute, {product->result()}, swap, {n.result()->type}, n.loc);
+    for (ir::Node* fresh : {bt, product, result}) sweep_->addUses(*fresh);
+    return result->result();
   }
 
   /// A pointwise op's `full` operands of rank > 0 whose shape the other
