@@ -54,6 +54,8 @@ def rand(*shape, seed=0):
 
 
 CONVOLUTIONS = {
+    "same_padding": (lambda: nn.Conv2d(4, 6, 3, padding=1), (2, 4, 6, 7)),
+    "depthwise_same_padding": (lambda: nn.Conv2d(6, 6, 3, padding=1, groups=6), (2, 6, 5, 5)),
     "strided": (lambda: nn.Conv2d(4, 6, 3, stride=2, padding=1), (2, 4, 9, 8)),
     "dilated_grouped_no_bias": (lambda: nn.Conv2d(4, 8, 3, padding=2, dilation=2, groups=2, bias=False),
                                 (2, 4, 7, 7)),

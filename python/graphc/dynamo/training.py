@@ -60,11 +60,12 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
     - input: the transposed convolution of the output's gradient with the
       same weight, stride, padding, dilation and groups; its output
       padding restores the rows the forward's stride skipped at the end.
+      With stride 1, the same as a convolution (_flipped_convolution).
       (Of a transposed convolution: the convolution of the gradient.)
     - weight: im2col and one GEMM per group. The padded input's element
       under kernel offset k for each output position (a strided slice per
-      offset) stacked to [N, G, C/G·K, L], times the gradient [N, G, O/G,
-      L], summed over the batch and the positions L: [G, O/G, C/G·K].
+      offset) stacked to [G, C/G·K, N·L], and the gradient [G, O/G, N·L],
+      contracted over the batch and the positions: [G, O/G, C/G·K].
       (A transposed convolution's is the same with the input and the
       output's gradient in each other's places.)
     - bias: the gradient summed over all dims but the channels."""
@@ -75,6 +76,9 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
     if output_mask[0] and transposed:
         grad_input = aten.convolution.default(grad_output, weight, None, stride, padding, dilation, False, [0] * n,
                                               groups)
+    elif output_mask[0] and all(s == 1 for s in stride) and all(d * (k - 1) >= p for d, k, p in
+                                                                    zip(dilation, kernel, padding)):
+        grad_input = _flipped_convolution(grad_output, weight, padding, dilation, groups)
     elif output_mask[0]:
         extra = [input.shape[2 + i] - ((grad_output.shape[2 + i] - 1) * stride[i] - 2 * padding[i]
                                        + dilation[i] * (kernel[i] - 1) + 1) for i in range(n)]
@@ -87,6 +91,25 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
     if output_mask[2]:
         grad_bias = aten.sum.dim_IntList(grad_output, [0] + list(range(2, grad_output.dim())))
     return grad_input, grad_weight, grad_bias
+
+
+def _flipped_convolution(grad_output: torch.Tensor, weight: torch.Tensor, padding: List[int], dilation: List[int],
+                         groups: int) -> torch.Tensor:
+    """The input's gradient of a stride-1 convolution as a convolution: the
+    gradient padded by d·(k−1)−p, convolved with each group's filters with
+    input and output channels swapped and the kernel flipped. The same
+    sums as the transposed convolution, on the GEMM path convolutions take
+    forward (the transposed one scatters its columns back, col2im)."""
+    n = weight.dim() - 2
+    out_channels, per_group = weight.shape[0], weight.shape[1]
+    kernel = list(weight.shape[2:])
+    # [O, C/G, k...] -> [G, O/G, C/G, k...] -> [G, C/G, O/G, k...] -> [C, O/G, k...]
+    swapped = aten.reshape.default(weight, [groups, out_channels // groups, per_group] + kernel)
+    swapped = aten.transpose.int(swapped, 1, 2)
+    swapped = aten.reshape.default(swapped, [groups * per_group, out_channels // groups] + kernel)
+    flipped = aten.flip.default(swapped, list(range(2, 2 + n)))
+    pads = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
+    return aten.convolution.default(grad_output, flipped, None, [1] * n, pads, dilation, False, [0] * n, groups)
 
 
 def _per_dim(values: Any, n: int) -> List[int]:
@@ -111,16 +134,19 @@ def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, kernel: Lis
         columns.append(window)
     taps = len(columns)
     positions = functools.reduce(lambda a, b: a * b, out_sizes, 1)
+    rows = (channels // groups) * taps
     cols = aten.stack.default(columns, 2)  # [N, C, K, *out]
-    # [N, G, C/G·K, L] -> [G, N·L, C/G·K]
-    cols = aten.reshape.default(cols, [batch, groups, (channels // groups) * taps, positions])
-    cols = aten.reshape.default(aten.permute.default(cols, [1, 0, 3, 2]),
-                                [groups, batch * positions, (channels // groups) * taps])
+    # [N, G, C/G·K, L] -> [G, C/G·K, N·L]: runs of L positions stay contiguous
+    cols = aten.reshape.default(cols, [batch, groups, rows, positions])
+    cols = aten.reshape.default(aten.permute.default(cols, [1, 2, 0, 3]), [groups, rows, batch * positions])
     # [N, O, *out] -> [G, O/G, N·L]
     grads = aten.reshape.default(grad_output, [batch, groups, out_channels // groups, positions])
     grads = aten.reshape.default(aten.permute.default(grads, [1, 2, 0, 3]),
                                  [groups, out_channels // groups, batch * positions])
-    weight_grad = aten.bmm.default(grads, cols)  # [G, O/G, C/G·K]
+    if groups == 1:  # a GEMM reading the columns as its [out, in] operand, where they are (linear)
+        weight_grad = aten.mm.default(aten.select.int(grads, 0, 0), aten.t.default(aten.select.int(cols, 0, 0)))
+    else:
+        weight_grad = aten.bmm.default(grads, aten.transpose.int(cols, 1, 2))  # [G, O/G, C/G·K]
     return aten.reshape.default(weight_grad, [out_channels, channels // groups] + kernel)
 
 
