@@ -321,3 +321,77 @@ def test_two_training_runs_are_bitwise_identical():
     assert first[0] == second[0]
     assert all(torch.equal(a, b) for a, b in zip(first[1], second[1]))
     assert_whole_in_graphc()
+
+
+def test_gradients_accumulate_over_micro_batches_as_eager():
+    torch.manual_seed(0)
+    model = MLP()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="graphc")
+    data = torch.Generator().manual_seed(4)
+    batches = [(torch.randn(8, 20, generator=data), torch.randn(8, 4, generator=data)) for _ in range(3)]
+    for x, y in batches:  # one optimizer step's worth, gradients summed in .grad
+        (regression(compiled, (x, y)) / 3).backward()
+        (regression(reference, (x, y)) / 3).backward()
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=RTOL, atol=ATOL)
+    assert_whole_in_graphc()
+
+
+class PartlyWithoutGrad(nn.Module):
+    """A frozen encoder run under torch.no_grad inside forward, a head that trains."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder, self.head = nn.Linear(20, 32), nn.Linear(32, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            h = torch.tanh(self.encoder(x))
+        return self.head(h)
+
+
+def test_no_grad_inside_the_model_trains_only_the_rest_as_eager():
+    torch.manual_seed(0)
+    model = PartlyWithoutGrad()
+    data = torch.Generator().manual_seed(5)
+    xs, ys = torch.randn(5, 16, 20, generator=data), torch.randn(5, 16, 4, generator=data)
+    encoder, head = model.encoder.weight.clone(), model.head.weight.clone()
+    assert_trains_as_eager(model, lambda step: (xs[step], ys[step]), regression)
+    assert torch.equal(model.encoder.weight, encoder) and not torch.equal(model.head.weight, head)
+    assert_whole_in_graphc()
+
+
+def test_gradient_clipping_compiled_into_the_optimizer_step():
+    """clip_grad_norm_ and SGD's step in one compiled function, as the
+    step of a training loop: eager's parameters after 5 steps, the norm
+    large enough that clipping scales every step."""
+    torch.manual_seed(0)
+    model = MLP()
+    reference = copy.deepcopy(model)
+    data = torch.Generator().manual_seed(6)
+    xs, ys = torch.randn(5, 16, 20, generator=data) * 10, torch.randn(5, 16, 4, generator=data) * 10
+
+    def trainer(m, compile_step):
+        opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+
+        def step():
+            norm = torch.nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+            opt.step()
+            return norm
+
+        return opt, torch.compile(step, backend="graphc") if compile_step else step
+
+    runs = [(model, *trainer(model, True)), (reference, *trainer(reference, False))]
+    norms = {0: [], 1: []}
+    for i in range(5):
+        for which, (m, opt, step) in enumerate(runs):
+            regression(m, (xs[i], ys[i])).backward()
+            norms[which].append(float(step()))
+            opt.zero_grad()
+    torch.testing.assert_close(norms[0], norms[1], rtol=RTOL, atol=0)
+    assert min(norms[1]) > 0.5  # clipping scaled every step
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p, q, rtol=RTOL, atol=ATOL)
+    records = graphc.dynamo.compile_records()
+    assert records and all(not r.eager_ops and not r.failed_partitions for r in records)

@@ -17,9 +17,9 @@ backend=...)``, PyTorch's compiled-optimizer recipe). Dropout is 0 (graphc
 leaves dropout's random masks to PyTorch). Prints per model and runtime:
 the first step (compiles included), the median step time of the timed
 steps, the loss after all steps (and its relative difference from
-eager's), and with --memory the peak RSS of the process training that
-runtime alone (a fresh process each: RSS peaks cannot be told apart in
-one).
+eager's), and with --memory the peak RSS of a fresh process training
+that runtime alone over the steps after its first (compiles and imports
+excluded; RSS peaks of runtimes in one process cannot be told apart).
 
   PYTHONPATH=build/python $(tools/venv.sh)/bin/python tools/bench/train_bench.py \\
       [--models mlp,gpt,resnet18,bert] [--runtimes eager,inductor,graphc] \\
@@ -27,7 +27,6 @@ one).
 """
 import argparse
 import copy
-import resource
 import statistics
 import subprocess
 import sys
@@ -128,8 +127,17 @@ class Trainer:
         return value
 
 
+def peak_rss_since_reset() -> float:
+    """VmHWM in KiB: the peak RSS since the last write of 5 to
+    /proc/self/clear_refs."""
+    with open("/proc/self/status") as f:
+        return float(next(line.split()[1] for line in f if line.startswith("VmHWM:")))
+
+
 def peak_rss_mib(name: str, runtime: str, steps: int) -> float:
-    """The peak RSS of a fresh process that trains `steps` steps of one runtime."""
+    """The peak RSS of a fresh process over `steps` steps of one runtime
+    after its first (compiled) step: the model, its gradients, the
+    optimizer's state, the activations, and the runtime's own buffers."""
     out = subprocess.run([sys.executable, __file__, "--models", name, "--runtimes", runtime, "--rss-only",
                           "--rounds", "1", "--steps-per-round", str(steps)], capture_output=True, text=True,
                          check=True)
@@ -147,6 +155,9 @@ def run(name: str, runtimes: List[str], rounds: int, per_round: int, memory: boo
         start = time.perf_counter()
         t.step(batch(0))
         first[t.runtime] = time.perf_counter() - start
+    if rss_only:  # the high-water mark from here: steady steps, not imports and compiles
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
     times: Dict[str, List[float]] = {r: [] for r in runtimes}
     step = 1
     for _ in range(rounds):
@@ -157,7 +168,7 @@ def run(name: str, runtimes: List[str], rounds: int, per_round: int, memory: boo
                 times[t.runtime].append(time.perf_counter() - start)
         step += per_round
     if rss_only:
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        print(peak_rss_since_reset() / 1024)
         return
     parameters = sum(p.numel() for p in model.parameters())
     print(f"{name}: {parameters / 1e6:.2f} M parameters, {step} steps, {rounds} rounds of {per_round}")
