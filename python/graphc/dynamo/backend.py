@@ -53,8 +53,8 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from graphc.dynamo import logs
 from graphc.dynamo.decompositions import decomposition_table
-from graphc.dynamo.training import training_decomposition_table
 from graphc.dynamo.partition import direct_call, partition_and_compile
+from graphc.dynamo.training import training_decomposition_table
 
 DEFAULT_OPTIONS: Dict[str, Any] = {"device": "cpu", "freezing": True, "dump_dir": ""}
 _counter = itertools.count()
@@ -78,7 +78,7 @@ def functionalize_and_compile(gm: torch.fx.GraphModule, example_inputs: List[Any
                               compile_graph: Callable[[torch.fx.GraphModule, Dict[str, torch.Tensor], str], Any],
                               record: logs.CompileRecord, training: bool) -> Any:
     """Dynamo's graph as one functional graph of core ATen ops, compiled by
-    `compile_graph(aten_gm, frozen)`; returns what Dynamo calls.
+    `compile_graph(aten_gm, frozen, part)`; returns what Dynamo calls.
 
     AOTAutograd traces `gm` with graphc's decomposition table on Dynamo's
     fake tensors and symbolic sizes, and functionalises it as a whole
