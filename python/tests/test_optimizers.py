@@ -2,7 +2,7 @@
 backend="graphc")`` around ``opt.step()``: the step is whole in graphc
 (foreach ops decomposed per tensor, fused), parameters and optimizer state
 are updated in place in the caller's tensors (results that update inputs),
-and the parameters follow eager's for 10 steps."""
+and the parameters follow eager's for 20 steps."""
 
 import pytest
 import torch
@@ -24,7 +24,7 @@ def mlp():
     return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
 
 
-def train_beside_eager(make, steps=10):
+def train_beside_eager(make, steps=20):
     """Two copies of the MLP: one stepped by `make(params)`'s optimizer
     under torch.compile(backend="graphc"), one in eager; returns both
     models after `steps` steps. `make` returns the optimizer and a
