@@ -161,10 +161,9 @@ def test_embedding_and_cross_entropy_train_against_eager():
     tokens = torch.randint(0, 50, (4, 9), generator=torch.Generator().manual_seed(0))
     tokens[:, -2:] = 0  # padding: no gradient into its row
     labels = torch.tensor([0, 3, 4, 1])
-    reference = assert_gradients_match(model, tokens, labels)
+    assert_gradients_match(model, tokens, labels)
     assert not model.embed.weight.grad[0].any()
     assert_whole_in_graphc()
-    assert reference is not None
 
 
 class MLP(nn.Module):
