@@ -227,23 +227,26 @@ class Canonicalizer {
   /// (a constant's transpose folds into a new constant, which the GEMM
   /// packs once) and x of rank 2 or more: linear(x, w).
   static ir::Value* transposedWeight(const ir::Node& n) {
-    if (n.op != OpId::Matmul || n.operands[0]->type.rank() < 2 || n.operands[1]->type.rank() != 2) return nullptr;
-    const ir::Node* t = n.operands[1]->definingNode();
-    if (!t || (t->op != OpId::Permute && t->op != OpId::Transpose) || permutationOf(*t) != std::vector<int64_t>{1, 0})
-      return nullptr;
-    const ir::Node* source = t->operands[0]->definingNode();
-    return source && source->op == OpId::Constant ? nullptr : t->operands[0];
+    if (n.op != OpId::Matmul || n.operands[0]->type.rank() < 2) return nullptr;
+    ir::Value* w = matrixTransposed(n.operands[1]);
+    const ir::Node* source = w ? w->definingNode() : nullptr;
+    return source && source->op == OpId::Constant ? nullptr : w;
+  }
+
+  /// m when `v` is permute(m, [1, 0]) or its transpose of a 2-D m.
+  static ir::Value* matrixTransposed(const ir::Value* v) {
+    const ir::Node* t = v->definingNode();
+    if (v->type.rank() != 2 || !t || (t->op != OpId::Permute && t->op != OpId::Transpose)) return nullptr;
+    return permutationOf(*t) == std::vector<int64_t>{1, 0} ? t->operands[0] : nullptr;
   }
 
   /// matmul(permute(a), b) → permute(matmul(permute(b), a)) where that
   /// transposes fewer elements (see the file comment): the new nodes at
   /// `pos`, the last one's result, or nullptr.
   ir::Value* transposedA(ir::Node& n, size_t pos) {
-    if (n.op != OpId::Matmul || n.operands[0]->type.rank() != 2 || n.operands[1]->type.rank() != 2) return nullptr;
-    const ir::Node* t = n.operands[0]->definingNode();
-    if (!t || (t->op != OpId::Permute && t->op != OpId::Transpose) || permutationOf(*t) != std::vector<int64_t>{1, 0})
-      return nullptr;
-    ir::Value* a = t->operands[0];
+    if (n.op != OpId::Matmul || n.operands[1]->type.rank() != 2) return nullptr;
+    ir::Value* a = matrixTransposed(n.operands[0]);
+    if (!a) return nullptr;
     ir::Value* b = n.operands[1];
     const ir::Shape& as = a->type.shape;
     const ir::Shape& bs = b->type.shape;

@@ -29,8 +29,9 @@
 //                      embedding's backward, 2048 token gradients into a
 //                      vocabulary of 8192 rows of 256, would be 4·10^9),
 //                      the scatter_nd stays, run by the reference's loop
-//                      as a host step, O(N × elements per position). A scatter_nd into a
-//                      parameter that its result updates in place (a KV
+//                      as a host step, O(N × elements per position). A
+//                      scatter_nd into a parameter that its result updates
+//                      in place (a KV
 //                      cache's new row: `-> (... updates %cache)`) stays
 //                      too: the plan stores the updates into the caller's
 //                      buffer, O(N), instead of rewriting every element.

@@ -28,29 +28,27 @@ int64_t checkedBytes(DType dtype, const std::vector<int64_t>& shape) {
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-  const int64_t bytes = checkedBytes(dtype_, shape_);
-  numel_ = checkedNumel(shape_);
-  try {
-    storage_ = std::make_shared<std::byte[]>(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
-  } catch (const std::bad_alloc&) {
-    throw ir::Error(fmt::format("out of memory allocating a {}[{}] tensor ({} bytes)", ir::dtypeName(dtype_),
-                                fmt::join(shape_, ", "), bytes));
-  }
+  allocate(/*zeroed=*/true);
 }
 
 Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  const int64_t bytes = checkedBytes(t.dtype_, t.shape_);
-  t.numel_ = checkedNumel(t.shape_);
-  try {
-    t.storage_ = std::make_shared_for_overwrite<std::byte[]>(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
-  } catch (const std::bad_alloc&) {
-    throw ir::Error(fmt::format("out of memory allocating a {}[{}] tensor ({} bytes)", ir::dtypeName(t.dtype_),
-                                fmt::join(t.shape_, ", "), bytes));
-  }
+  t.allocate(/*zeroed=*/false);
   return t;
+}
+
+void Tensor::allocate(bool zeroed) {
+  const int64_t bytes = checkedBytes(dtype_, shape_);
+  numel_ = checkedNumel(shape_);
+  const auto size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
+  try {
+    storage_ = zeroed ? std::make_shared<std::byte[]>(size) : std::make_shared_for_overwrite<std::byte[]>(size);
+  } catch (const std::bad_alloc&) {
+    throw ir::Error(fmt::format("out of memory allocating a {}[{}] tensor ({} bytes)", ir::dtypeName(dtype_),
+                                fmt::join(shape_, ", "), bytes));
+  }
 }
 
 Tensor Tensor::wrap(DType dtype, std::vector<int64_t> shape, std::byte* data, std::shared_ptr<void> owner) {

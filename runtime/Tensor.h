@@ -63,6 +63,9 @@ class Tensor {
   void fillBytes(uint8_t byte);
 
  private:
+  /// Checks the size and allocates storage_ for dtype_ and shape_.
+  void allocate(bool zeroed);
+
   DType dtype_ = DType::F32;
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;

@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
+from graphc.dynamo.aten_ops import spatial
 from graphc.dynamo.decompositions import decomposition_table
 
 aten = torch.ops.aten
@@ -71,7 +72,7 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
     - bias: the gradient summed over all dims but the channels."""
     n = input.dim() - 2
     kernel = list(weight.shape[2:])
-    stride, padding, dilation = (_per_dim(v, n) for v in (stride, padding, dilation))
+    stride, padding, dilation = (spatial(v, n) for v in (stride, padding, dilation))
     grad_input = grad_weight = grad_bias = None
     if output_mask[0] and transposed:
         grad_input = aten.convolution.default(grad_output, weight, None, stride, padding, dilation, False, [0] * n,
@@ -110,11 +111,6 @@ def _flipped_convolution(grad_output: torch.Tensor, weight: torch.Tensor, paddin
     flipped = aten.flip.default(swapped, list(range(2, 2 + n)))
     pads = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
     return aten.convolution.default(grad_output, flipped, None, [1] * n, pads, dilation, False, [0] * n, groups)
-
-
-def _per_dim(values: Any, n: int) -> List[int]:
-    values = list(values) if isinstance(values, (list, tuple)) else [values]
-    return values * n if len(values) == 1 else values
 
 
 def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, kernel: List[int], stride: List[int],
@@ -161,8 +157,8 @@ def avg_pool2d_backward(grad_output: torch.Tensor, input: torch.Tensor, kernel_s
     window hanging past the padding is left to ATen."""
     if input.dim() != 4:
         return NotImplemented
-    kernel, padding = _per_dim(kernel_size, 2), _per_dim(padding, 2)
-    stride = _per_dim(stride, 2) if stride else kernel
+    kernel, padding = spatial(kernel_size, 2), spatial(padding, 2)
+    stride = spatial(stride, 2) if stride else kernel
     sizes = [input.shape[2 + i] for i in range(2)]
     floor_sizes = [(sizes[i] + 2 * padding[i] - kernel[i]) // stride[i] + 1 for i in range(2)]
     if ceil_mode and floor_sizes != list(grad_output.shape[2:]):
