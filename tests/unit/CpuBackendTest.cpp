@@ -169,6 +169,12 @@ TEST(CpuExecutable, GemmTilingPathsMatchReference) {
       "graph @g(%m: f64[70, 33], %v: f64[33]) -> (f64[70]) {\n  %y = matmul(%m, %v)\n  return %y\n}\n",
       "graph @g(%x: f16[4, 32], %w: f16[96, 32], %b: f16[96]) -> (f16[4, 96]) {\n"
       "  %h = linear(%x, %w, %b)\n  %y = gelu(%h)\n  return %y\n}\n",
+      // canonicalize's rewrites of transposed operands: x·wᵀ of an input
+      // weight as linear(x, w); gᵀ·x of a wide g as (xᵀ·g)ᵀ.
+      "graph @g(%x: f32[2, 9, 48], %w: f32[40, 48]) -> (f32[2, 9, 40]) {\n"
+      "  %t = permute(%w) {dims = [1, 0]}\n  %y = matmul(%x, %t)\n  return %y\n}\n",
+      "graph @g(%g: f32[96, 700], %x: f32[96, 24]) -> (f32[700, 24]) {\n"
+      "  %t = transpose(%g) {dim0 = 0, dim1 = 1}\n  %y = matmul(%t, %x)\n  return %y\n}\n",
   };
   for (const char* text : cases) {
     auto m = testing::optimisedOk(text);
