@@ -15,6 +15,7 @@ packages=(
   python3-dev python3-venv                   # the Python package's extension; tools/venv.sh
   libfmt-dev libcli11-dev                    # formatting, command line
   libgtest-dev libgmock-dev                  # unit tests
+  libgomp1                                   # GNU OpenMP: the pool on an OpenMP team (tests/hardening)
   llvm-19-dev llvm-19-tools                  # LLVM 19: the CPU backend's JIT; FileCheck and lit
   libopenblas-dev liblapacke-dev             # BLAS/LAPACK (GEMM, eigh)
   libbenchmark-dev                           # tools/bench (graphc-cpu-bench)

@@ -48,6 +48,14 @@ using runtime::RunOptions;
 /// links it.
 std::string_view version();
 
+/// Runs the cpu backend's parallel loops on the team of an OpenMP runtime
+/// already loaded in the process — PyTorch's libgomp when graphc runs
+/// under torch.compile — instead of graphc's own threads, which would
+/// compete with that team's spinning threads for the same cores. Results
+/// are bitwise the same either way. Returns the runtime's path, or "" when
+/// the process has none loaded (nothing changes then).
+std::string runOnLoadedOpenMpTeam();
+
 /// Where a graph runs: the reference interpreter, the cpu or the cuda
 /// backend; deviceName / parseDevice convert to and from text.
 using codegen::Device;

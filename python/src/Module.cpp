@@ -216,6 +216,7 @@ NB_MODULE(_graphc, m) {
   // is torn down, after this module's types; that is not a leak.
   nb::set_leak_warnings(false);
   m.def("version", [] { return std::string(version()); });
+  m.def("run_on_loaded_openmp_team", &runOnLoadedOpenMpTeam);
 
   nb::class_<Graph>(m, "Graph")
       .def_static("parse", &Graph::parse, "text"_a, "name"_a = "<string>")

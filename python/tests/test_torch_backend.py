@@ -334,3 +334,35 @@ def test_a_module_float_is_a_constant_dynamo_guards():
         torch.testing.assert_close(compiled(*args), after, rtol=RTOL, atol=ATOL)
     assert len(graphc_records()) == 2
     assert all(r.partitions == 1 and not r.eager_ops for r in graphc_records())
+
+
+THREADS_SCRIPT = r"""
+import hashlib, sys, torch, torch.nn as nn
+import graphc.dynamo
+from graphc.dynamo import backend
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(256, 512), nn.GELU(), nn.Linear(512, 256), nn.LayerNorm(256)).eval()
+x = torch.randn(64, 256)
+with torch.no_grad():
+    want = model(x)
+    got = torch.compile(model, backend="graphc")(x)
+torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-4)
+print(backend._shared_threads)
+print(hashlib.sha256(got.numpy().tobytes()).hexdigest())
+"""
+
+
+def test_runs_on_pytorchs_openmp_team_to_the_same_bits():
+    """The backend moves graphc's loops onto PyTorch's libgomp team (unless
+    GRAPHC_OWN_THREADS=1); the results are bit for bit those of graphc's
+    own threads. Fresh processes: the choice is made once per process."""
+    runs = {}
+    for own in ("0", "1"):
+        env = dict(os.environ, GRAPHC_OWN_THREADS=own, GRAPHC_NUM_THREADS="2")
+        out = subprocess.run([sys.executable, "-c", THREADS_SCRIPT], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        runs[own] = out.stdout.rstrip("\n").split("\n")[-2:]
+    assert "libgomp" in runs["0"][0], runs["0"]
+    assert runs["1"][0] == "", runs["1"]
+    assert runs["0"][1] == runs["1"][1], "the team's results differ from graphc's own threads'"

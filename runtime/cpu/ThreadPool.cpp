@@ -131,6 +131,10 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain, const Body& body) {
   // Equal chunks, rounded up to the grain so boundaries stay aligned.
   int64_t chunkSize = (n + chunks - 1) / chunks;
   chunkSize = (chunkSize + grain - 1) / grain * grain;
+  if (TeamLauncher launch = team_.load(std::memory_order_acquire)) {
+    runChunksOnTeam(launch, body, n, chunkSize, static_cast<int>((n + chunkSize - 1) / chunkSize));
+    return;
+  }
   Job job;
   job.body = &body;
   job.n = n;
@@ -160,6 +164,41 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain, const Body& body) {
   }
   // The last chunk's runner may still hold the mutex; `lock` (taken after
   // the count was full) orders its release before the job goes away.
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+void ThreadPool::runChunksOnTeam(TeamLauncher launch, const Body& body, int64_t n, int64_t chunkSize, int chunks) {
+  struct TeamJob {
+    const Body* body;
+    int64_t n, chunkSize;
+    int chunks;
+    std::atomic<int> next = 0;
+    std::atomic<bool> failed = false;
+    std::mutex errorMutex;
+    std::exception_ptr error;
+  } job{&body, n, chunkSize, chunks};
+  // A member claims chunks rather than taking the one its thread number
+  // names: the runtime may start fewer threads than asked (a thread
+  // limit, a nested region), and every chunk must still run. No exception
+  // crosses the runtime's C frames.
+  const auto member = [](void* data) {
+    TeamJob& job = *static_cast<TeamJob*>(data);
+    const bool outer = insideChunk;
+    insideChunk = true;
+    for (int c; (c = job.next.fetch_add(1, std::memory_order_relaxed)) < job.chunks;) {
+      if (job.failed.load(std::memory_order_relaxed)) continue;
+      const int64_t begin = c * job.chunkSize, end = std::min(job.n, begin + job.chunkSize);
+      try {
+        if (begin < end) (*job.body)(begin, end, c);
+      } catch (...) {
+        std::lock_guard lock(job.errorMutex);
+        if (!job.error) job.error = std::current_exception();
+        job.failed.store(true, std::memory_order_relaxed);
+      }
+    }
+    insideChunk = outer;
+  };
+  launch(member, &job, static_cast<unsigned>(chunks), 0);
   if (job.error) std::rethrow_exception(job.error);
 }
 

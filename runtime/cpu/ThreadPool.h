@@ -19,6 +19,14 @@
 // polls the queue for kSpin before it sleeps on the condition variable,
 // and a caller waiting for the chunks workers took polls their count for
 // as long before it sleeps; the bound keeps an idle process idle.
+//
+// Inside a process that already runs an OpenMP team (graphc under
+// torch.compile, beside PyTorch's libgomp), two pools on the same cores
+// fight: the team's threads spin for milliseconds after each PyTorch op
+// while the pool's workers want the cores. runOnTeam() hands parallelFor's
+// chunks to that team instead (OpenMpTeam.h finds it), as Inductor's
+// kernels do; the chunk boundaries stay the pool's, so results are the
+// same bits either way.
 #pragma once
 
 #include <atomic>
@@ -59,6 +67,17 @@ class ThreadPool {
   /// index unique among the chunks of one call).
   using Body = std::function<void(int64_t begin, int64_t end, int chunk)>;
 
+  /// An OpenMP runtime's `GOMP_parallel(fn, data, threads, flags)`: runs
+  /// fn(data) on a team of `threads` (the caller one of them) and returns
+  /// when every member has.
+  using TeamLauncher = void (*)(void (*fn)(void*), void* data, unsigned threads, unsigned flags);
+  /// From now on runs the chunks of parallelFor on the team `launch`
+  /// starts, not on the pool's workers (which then stay parked); nullptr
+  /// goes back to the workers. The number and bounds of chunks do not
+  /// change.
+  void runOnTeam(TeamLauncher launch) { team_.store(launch, std::memory_order_release); }
+  bool runsOnTeam() const { return team_.load(std::memory_order_acquire) != nullptr; }
+
   /// Runs body over [0, n) in at most size() chunks of at least `grain`
   /// elements (the last may be shorter). Runs inline when there is one
   /// chunk or when called from inside a chunk. The first exception a chunk
@@ -76,6 +95,9 @@ class ThreadPool {
   };
 
   void workerLoop();
+  /// parallelFor's chunks on an OpenMP team: each member claims chunks
+  /// until none is left.
+  static void runChunksOnTeam(TeamLauncher launch, const Body& body, int64_t n, int64_t chunkSize, int chunks);
   /// Runs chunk `c` of `job` (outside the lock) and records its end.
   void runChunk(Job& job, int c, std::unique_lock<std::mutex>& lock);
   /// Claims the next chunk of `job`, taking the job off the queue with its
@@ -90,6 +112,7 @@ class ThreadPool {
   int parkedWorkers_ = 0;           // waiting on wake_; guarded by the mutex
   int parkedCallers_ = 0;           // waiting on done_; guarded by the mutex
   std::atomic<bool> stopping_ = false;
+  std::atomic<TeamLauncher> team_ = nullptr;
 };
 
 }  // namespace graphc::runtime

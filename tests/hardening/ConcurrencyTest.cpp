@@ -5,6 +5,7 @@
 // when its cancel flag is set; and a pool that cannot start every thread
 // runs with those it has. CI runs this binary under ThreadSanitizer too
 // (`cmake --preset tsan`), where a data race is a failure.
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,8 +14,11 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -22,6 +26,7 @@
 #include "TestUtil.h"
 #include "frontend/api/graphc.h"
 #include "runtime/Random.h"
+#include "runtime/cpu/OpenMpTeam.h"
 #include "runtime/cpu/ThreadPool.h"
 
 namespace graphc {
@@ -154,6 +159,110 @@ TEST(ThreadPoolConcurrency, StartsTheThreadsTheSystemAllows) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   EXPECT_EQ(WEXITSTATUS(status), 0);
+#endif
+}
+
+// --- the pool on an OpenMP team ------------------------------------------------
+
+/// A team as GOMP_parallel starts one, with as many threads as
+/// gTeamThreads says (an OpenMP runtime may start fewer than asked).
+std::atomic<int> gTeamThreads = 0;
+void fakeTeam(void (*fn)(void*), void* data, unsigned threads, unsigned) {
+  const int n = gTeamThreads.load() > 0 ? gTeamThreads.load() : static_cast<int>(threads);
+  std::vector<std::thread> members;
+  for (int t = 1; t < n; ++t) members.emplace_back([&] { fn(data); });
+  fn(data);
+  for (std::thread& m : members) m.join();
+}
+
+using Chunks = std::set<std::tuple<int64_t, int64_t, int>>;
+Chunks chunksOf(runtime::ThreadPool& pool, int64_t n, int64_t grain) {
+  std::mutex mutex;
+  Chunks chunks;
+  pool.parallelFor(n, grain, [&](int64_t begin, int64_t end, int chunk) {
+    std::lock_guard lock(mutex);
+    EXPECT_TRUE(chunks.emplace(begin, end, chunk).second) << "chunk " << chunk << " ran twice";
+  });
+  return chunks;
+}
+
+/// The chunks are the pool's, whoever runs them, and every one runs even
+/// on a team of fewer threads than chunks.
+TEST(ThreadPoolOnTeam, RunsThePoolsOwnChunks) {
+  runtime::ThreadPool pool(4);
+  std::vector<Chunks> own;
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{1000, 16}, {7, 1}, {4096, 64}, {3, 8}, {1, 1}};
+  for (auto [n, grain] : sizes) own.push_back(chunksOf(pool, n, grain));
+  pool.runOnTeam(&fakeTeam);
+  ASSERT_TRUE(pool.runsOnTeam());
+  for (int threads : {0, 1, 2, 7}) {
+    gTeamThreads = threads;
+    for (size_t k = 0; k < sizes.size(); ++k)
+      EXPECT_EQ(chunksOf(pool, sizes[k].first, sizes[k].second), own[k]) << "team of " << threads;
+  }
+  gTeamThreads = 0;
+  pool.runOnTeam(nullptr);
+  EXPECT_FALSE(pool.runsOnTeam());
+  EXPECT_EQ(chunksOf(pool, 1000, 16), own[0]);
+}
+
+TEST(ThreadPoolOnTeam, ManyCallersExceptionsAndNesting) {
+  runtime::ThreadPool pool(4);
+  pool.runOnTeam(&fakeTeam);
+  std::atomic<int> thrown = 0;
+  onThreads(6, [&](int t) {
+    for (int round = 0; round < 50; ++round) {
+      std::atomic<int64_t> sum = 0;
+      try {
+        pool.parallelFor(4096, 64, [&](int64_t begin, int64_t end, int) {
+          if (t % 2 == 0 && begin == 0) throw std::runtime_error("chunk failed");
+          for (int64_t i = begin; i < end; ++i)
+            pool.parallelFor(2, 1, [&](int64_t b, int64_t e, int chunk) {  // inline inside a chunk
+              EXPECT_EQ(chunk, 0);
+              sum += i * (e - b) / 2;
+            });
+        });
+        EXPECT_EQ(sum.load(), 4096 * 4095 / 2);
+      } catch (const std::runtime_error& e) {
+        EXPECT_EQ(t % 2, 0);
+        EXPECT_STREQ(e.what(), "chunk failed");
+        ++thrown;
+      }
+    }
+  });
+  EXPECT_EQ(thrown.load(), 150);
+}
+
+/// With GNU OpenMP loaded (as PyTorch loads it), the global pool finds it,
+/// runs the MLP on its team to the bits of its own workers, and hands the
+/// work back.
+TEST(ThreadPoolOnTeam, LoadedLibgompRunsTheMlpToTheSameBits) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "libgomp's barriers are not instrumented: ThreadSanitizer would see races that are not there";
+#else
+  runtime::ThreadPool& pool = runtime::ThreadPool::global();
+  ASSERT_FALSE(pool.runsOnTeam());
+  EXPECT_EQ(runtime::runOnLoadedOpenMpTeam(), "") << "no OpenMP runtime is loaded yet";
+  EXPECT_FALSE(pool.runsOnTeam());
+
+  Executable e = compile(Graph::parse(kMlp));
+  const std::vector<Tensor> inputs = mlpInputs(256, 11);
+  const std::vector<Tensor> own = e.run(inputs);
+
+  void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_LOCAL);  // tools/setup.sh installs libgomp1
+  ASSERT_NE(gomp, nullptr) << dlerror();
+  const std::string path = runtime::runOnLoadedOpenMpTeam();
+  EXPECT_NE(path.find("libgomp"), std::string::npos) << path;
+  EXPECT_TRUE(pool.runsOnTeam());
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(bitwiseEqual(e.run(inputs), own)) << "run " << i;
+  std::atomic<int> wrong = 0;
+  onThreads(3, [&](int) {  // each caller its own team
+    for (int i = 0; i < 10; ++i)
+      if (!bitwiseEqual(e.run(inputs), own)) ++wrong;
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  pool.runOnTeam(nullptr);
+  EXPECT_TRUE(bitwiseEqual(e.run(inputs), own));
 #endif
 }
 

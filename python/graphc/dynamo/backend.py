@@ -28,6 +28,11 @@ Options:
                ``graphc.CheckError`` naming the partition and a folder
                holding its graph and inputs (partition.PartitionProgram).
 
+Threads: the first compile moves graphc's parallel loops onto the team
+of the OpenMP runtime PyTorch already runs (``_share_pytorch_threads``),
+so that graphc's kernels and PyTorch's ops between them do not fight for
+the cores; GRAPHC_OWN_THREADS=1 keeps graphc's own pool.
+
 A graph that needs gradients (grad mode on and an input requiring grad)
 is a training graph: AOTAutograd traces the joint forward and backward
 with graphc's training decompositions (training.py), torch's
@@ -163,6 +168,32 @@ def wrapper_does_nothing(metadata: Any) -> bool:
                     if not isinstance(m, int)))
 
 
+_shared_threads: Optional[str] = None
+
+
+def _share_pytorch_threads() -> None:
+    """Runs graphc's cpu loops on PyTorch's OpenMP team (once per process).
+
+    PyTorch's libgomp threads spin for milliseconds after each op; graphc's
+    own workers beside them lose their cores in mid-kernel, which made a
+    training step of many graphc calls between PyTorch ops 2-3x slower than
+    its kernels. On the team, graphc's chunks run where those threads spin,
+    as Inductor's OpenMP kernels do; chunk bounds, and so results, are the
+    same bits.
+    """
+    global _shared_threads
+    if _shared_threads is not None:
+        return
+    if os.environ.get("GRAPHC_OWN_THREADS", "") not in ("", "0"):
+        _shared_threads = ""
+        return
+    from graphc import _graphc
+
+    _shared_threads = _graphc.run_on_loaded_openmp_team()
+    logs.log("backend", f"parallel loops on the OpenMP team of {_shared_threads}" if _shared_threads else
+             "no OpenMP runtime loaded: graphc's own threads")
+
+
 def graphc_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: Optional[Dict[str, Any]] = None,
                    **_: Any) -> Any:
     opts = dict(DEFAULT_OPTIONS, check=os.environ.get("GRAPHC_CHECK", "") not in ("", "0"))
@@ -172,6 +203,7 @@ def graphc_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options:
     opts.update(options or {})
     record = logs.CompileRecord(name=f"g{next(_counter)}")
     start = time.perf_counter()
+    _share_pytorch_threads()
 
     record.training = torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs)
