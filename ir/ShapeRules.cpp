@@ -652,10 +652,13 @@ TypeRuleResult slice(const OpInfo&, const TypeRuleInput& in) {
   int64_t start = startAttr ? startAttr->i : 0;
   int64_t end = endAttr ? endAttr->i : INT64_MAX;
   int64_t step = intAttr(in.attrs, "step", 1);
-  if (step <= 0) return fail(fmt::format("'slice' step must be positive, got {}", step));
+  if (step == 0 || step == INT64_MIN) return fail(fmt::format("'slice' step must be non-zero, got {}", step));
   Shape out = x.shape;
   const Dim& size = x.shape[*axis];
   if (!size.isStatic()) {
+    if (step < 0)
+      return fail(
+          fmt::format("'slice' with a negative step reverses a static dim only; dim {} is {}", *axis, toString(size)));
     // From a static start to the end, or to a static distance before it:
     // the size is a sum, S - start - j, which a run whose S is too small
     // reports as a negative size (Python's slicing would give fewer).
@@ -681,15 +684,32 @@ TypeRuleResult slice(const OpInfo&, const TypeRuleInput& in) {
                     "the end or to a negative end, or starts at a negative start",
                     toString(size)));
   }
-  // As Python slicing: negative bounds count from the end, then clamp.
-  auto clampIndex = [&](int64_t i) {
-    if (i < 0) i = std::max<int64_t>(i + size.size, 0);
-    return std::min(i, size.size);
-  };
-  start = clampIndex(start);
-  end = clampIndex(end);
-  out[*axis] = Dim::of(end > start ? 1 + (end - start - 1) / step : 0);  // ceil, without overflow
+  out[*axis] = Dim::of(staticSlice(in.attrs, size.size).count);
   return one(TensorType{x.dtype, out});
+}
+
+SliceRange staticSlice(const AttrMap& attrs, int64_t size) {
+  const Attribute* startAttr = attrs.find("start");
+  const Attribute* endAttr = attrs.find("end");
+  const int64_t step = intAttr(attrs, "step", 1);
+  if (step > 0) {
+    // Negative bounds count from the end, then clamp into [0, size].
+    auto clampIndex = [&](int64_t i) {
+      if (i < 0) i = std::max<int64_t>(i + size, 0);
+      return std::min(i, size);
+    };
+    const int64_t start = clampIndex(startAttr ? startAttr->i : 0);
+    const int64_t end = clampIndex(endAttr ? endAttr->i : INT64_MAX);
+    return {start, end > start ? 1 + (end - start - 1) / step : 0};  // ceil, without overflow
+  }
+  // Walking down: bounds clamp into [-1, size - 1], -1 being "past the first".
+  auto clampIndex = [&](int64_t i) {
+    if (i < 0) i = i < -size ? -1 : i + size;
+    return std::min(i, size - 1);
+  };
+  const int64_t start = startAttr ? clampIndex(startAttr->i) : size - 1;
+  const int64_t end = endAttr ? clampIndex(endAttr->i) : -1;
+  return {start, start > end ? 1 + (start - end - 1) / -step : 0};
 }
 
 TypeRuleResult concat(const OpInfo& op, const TypeRuleInput& in) {

@@ -23,6 +23,16 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// end's distance) elements from the end, which the dim does not have.
 std::string sliceStartError(int64_t start, int64_t size);
 
+/// The elements a slice of a static dim of `size` takes, as Python's
+/// slice(start, end, step).indices(size) finds them: the first one's
+/// position and how many, `step` apart. A negative step walks down from
+/// `start` (absent: the last element) to just above `end` (absent: past
+/// the first); bounds count from the end when negative, then clamp.
+struct SliceRange {
+  int64_t first = 0, count = 0;
+};
+SliceRange staticSlice(const AttrMap& attrs, int64_t size);
+
 /// The dims a reduction's `dims` attribute names, normalised, in attribute
 /// order; every dim when it is absent or empty. The attribute must have
 /// passed the reduction's type rule.

@@ -466,8 +466,13 @@ Indices Lowerer::shapeOpIndex(const Node& n, const Indices& idx) {
       const Attribute* startAttr = n.attrs.find("start");
       const Attribute* stepAttr = n.attrs.find("step");
       int64_t start = startAttr ? startAttr->i : 0;
+      const int64_t step = stepAttr ? stepAttr->i : 1;
       IndexPtr first = nullptr;
-      if (in[d].isStatic()) {
+      if (step < 0) {
+        // Reversing a static dim: first - |step|·i, non-negative over the
+        // result's range (Index.h: every index is).
+        first = Index::constant(rules::staticSlice(n.attrs, in[d].size).first);
+      } else if (in[d].isStatic()) {
         if (start < 0) start = std::max<int64_t>(start + in[d].size, 0);
         first = Index::constant(std::min(start, in[d].size));
       } else if (start < 0) {  // S + start, which the binding checks is >= 0 (the type rule's static size)
@@ -480,7 +485,7 @@ Indices Lowerer::shapeOpIndex(const Node& n, const Indices& idx) {
         first = Index::constant(start);
       }
       Indices r = idx;
-      r[d] = add(first, mul(Index::constant(stepAttr ? stepAttr->i : 1), idx[d]));
+      r[d] = add(first, mul(Index::constant(step), idx[d]));
       return r;
     }
     default: throw Error(fmt::format("kernel IR: '{}' cannot be part of a fused kernel", n.name()));

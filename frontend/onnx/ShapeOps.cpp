@@ -452,16 +452,21 @@ void sliceOp(NodeContext& c) {
       continue;
     }
     if (!dim.isStatic()) staticDim(c, x, axis, "Slice");
-    if (steps[k] < 0) {  // reversing: the positions as NumPy takes them, read by index
+    if (steps[k] < 0) {
+      // Walking down: ONNX clamps the start into [0, size - 1] and the end
+      // into [-1, size - 1], -1 being past the first element; graphc's
+      // slice takes Python's bounds, where an end of -1 would count from
+      // the end, so "past the first" is the end left out.
+      if (steps[k] == std::numeric_limits<int64_t>::min()) c.fail("a step is INT64_MIN");
       auto clampTo = [&](int64_t i, int64_t lo) {
         return std::clamp<int64_t>(i < 0 ? i + dim.size : i, lo, std::max<int64_t>(dim.size - 1, lo));
       };
-      std::vector<int64_t> taken;
-      if (dim.size > 0)
-        for (int64_t i = clampTo(starts[k], 0), end = clampTo(ends[k], -1); i > end; i += steps[k]) taken.push_back(i);
-      runtime::Tensor positions(ir::DType::I64, {static_cast<int64_t>(taken.size())});
-      for (size_t i = 0; i < taken.size(); ++i) positions.setInt(static_cast<int64_t>(i), taken[i]);
-      y = c.op(OpId::IndexSelect, {y, c.constantOf(positions)}, oneAttr("dim", ir::Attribute::ofInt(axis)));
+      const int64_t start = clampTo(starts[k], 0), end = clampTo(ends[k], -1);
+      ir::AttrMap a = oneAttr("dim", ir::Attribute::ofInt(axis));
+      a.set("start", ir::Attribute::ofInt(start));
+      if (end >= 0) a.set("end", ir::Attribute::ofInt(end));
+      a.set("step", ir::Attribute::ofInt(steps[k]));
+      y = c.op(OpId::Slice, {y}, a);
       continue;
     }
     auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + dim.size : i, 0, dim.size); };

@@ -194,6 +194,46 @@ TEST(CpuExecutable, GemmTilingPathsMatchReference) {
   }
 }
 
+/// A negative step's index, size - 1 - |step|·i, through the reshapes,
+/// permutes and reductions it fuses with (the index rules assume no
+/// negative index: these would show it if one leaked).
+TEST(CpuExecutable, ReversingSlicesFuseWithReshapesPermutesAndReductions) {
+  const char* cases[] = {
+      // The flipped, channel-swapped filter of a convolution's input gradient.
+      "graph @g(%gy: f32[2, 8, 5, 5], %w: f32[8, 6, 3, 3]) -> (f32[2, 6, 5, 5]) {\n"
+      "  %a = reshape(%w) {shape = [1, 8, 6, 3, 3]}\n  %b = permute(%a) {dims = [0, 2, 1, 3, 4]}\n"
+      "  %c = reshape(%b) {shape = [6, 8, 3, 3]}\n  %d = slice(%c) {dim = 2, step = -1}\n"
+      "  %f = slice(%d) {dim = 3, step = -1}\n"
+      "  %y = conv(%gy, %f) {padding = [1, 1, 1, 1]}\n  return %y\n}\n",
+      // Reversed, then ravelled with its neighbour and cut again.
+      "graph @g(%x: f32[4, 6]) -> (f32[2, 8], f32[4]) {\n"
+      "  %r = slice(%x) {dim = 1, step = -1}\n  %l = reshape(%r) {shape = [24]}\n"
+      "  %m = reshape(%l) {shape = [3, 8]}\n  %s = slice(%m) {dim = 0, start = 2, step = -2}\n"
+      "  %e = exp(%s)\n  %t = slice(%x) {dim = 1, start = -2, end = 0, step = -3}\n"
+      "  %u = sum(%t) {dims = [1]}\n  return %e, %u\n}\n",
+      // A symbolic batch beside a reversed static dim; a permute after it.
+      "graph @g(%x: f32[B, 5, 3], %y: f32[3, B, 2]) -> (f32[3, B, 2]) {\n"
+      "  %r = slice(%x) {dim = 1, start = 3, step = -2}\n  %p = permute(%r) {dims = [2, 0, 1]}\n"
+      "  %z = add(%p, %y)\n  return %z\n}\n",
+  };
+  for (const char* text : cases) {
+    auto m = testing::optimisedOk(text);
+    auto original = testing::parseOk(text);
+    auto exe = codegen::cpu::compileGraph(*m->entry());
+    std::vector<runtime::Tensor> inputs;
+    for (const auto& p : m->entry()->body.params()) {
+      std::vector<int64_t> shape;
+      for (const ir::Dim& d : p->type.shape) shape.push_back(d.isStatic() ? d.size : 7);  // B = 7
+      inputs.push_back(runtime::randomTensor(p->type.dtype, shape, 5 + static_cast<uint64_t>(p->index())));
+    }
+    const std::vector<runtime::Tensor> got = exe->run(inputs);
+    const std::vector<runtime::Tensor> want = runtime::interpret(*original->entry(), inputs);
+    ASSERT_EQ(got.size(), want.size()) << text;
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_TRUE(testing::allClose(got[k], want[k], {1e-5, 1e-5})) << "result " << k << " of\n" << text;
+  }
+}
+
 TEST(CpuExecutable, CondRunsTheTakenBranch) {
   const char* text = R"(
 graph @g(%p: bool[], %x: f32[64, 64]) -> (f32[64, 64]) {

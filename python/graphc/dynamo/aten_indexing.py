@@ -440,8 +440,11 @@ def flip(b: Builder, node: torch.fx.Node) -> str:
     v = b.value(x)
     for d in dims:
         d = norm_dim(d, rank(x))
-        size = static_dim(x, d, "a flip")
-        v = b.emit("index_select", [v, constant(b, list(range(size - 1, -1, -1)), torch.int64)], {"dim": d})
+        static_dim(x, d, "a flip")
+        # x[..., ::-1, ...]: an affine read (size - 1 - i) that fuses with
+        # the permutes and reshapes around it, where an index_select of the
+        # reversed positions would read an index tensor per element.
+        v = b.emit("slice", [v], {"dim": d, "step": -1})
     return v
 
 
