@@ -477,8 +477,11 @@ void executeStep(BoundStep& s, runtime::ThreadPool& pool, const runtime::RunOpti
     case StepPlan::Kind::Cond: execute(*s.branches[s.inputs[0].getInt(0) != 0 ? 0 : 1], pool, options); return;
     case StepPlan::Kind::Copy: std::memcpy(s.outputs[0].data(), s.inputs[0].data(), s.outputs[0].nbytes()); return;
     case StepPlan::Kind::Host: {
-      if (s.plan->node->op == ir::OpId::ScatterNd && s.outputs[0].data() == s.inputs[0].data()) {
-        // Into the input it updates (BufferAssignment): the updates alone are stored.
+      if (s.plan->node->op == ir::OpId::ScatterNd) {
+        // Into the input it updates (BufferAssignment) the updates alone
+        // are stored; elsewhere into a copy of it made in the output.
+        if (s.outputs[0].data() != s.inputs[0].data())
+          std::memcpy(s.outputs[0].data(), s.inputs[0].data(), s.outputs[0].nbytes());
         runtime::scatterNdInPlace(*s.plan->node, s.outputs[0], s.inputs[1], s.inputs[2]);
         return;
       }

@@ -363,6 +363,29 @@ void scatterNdInPlace(const ir::Node& n, Tensor& data, const Tensor& index, cons
     }
     places[static_cast<size_t>(t)] = at;
   }
+  // f32/f64 sums and products, typed: the same bits as through double (a
+  // sum or product of two floats rounds once either way), without a
+  // dispatch per element (a max-pool's backward scatters a million).
+  const bool typed = (reduction == "add" || reduction == "mul") && data.dtype() == updates.dtype() &&
+                     (data.dtype() == ir::DType::F32 || data.dtype() == ir::DType::F64);
+  if (typed) {
+    const auto rows = [&]<typename T>(T* out, const T* in) {
+      const bool add = reduction == "add";
+      for (int64_t t = 0; t < tuples; ++t) {
+        T* to = out + places[static_cast<size_t>(t)] * rest;
+        const T* from = in + t * rest;
+        if (add)
+          for (int64_t e = 0; e < rest; ++e) to[e] += from[e];
+        else
+          for (int64_t e = 0; e < rest; ++e) to[e] *= from[e];
+      }
+    };
+    if (data.dtype() == ir::DType::F32)
+      rows(reinterpret_cast<float*>(data.data()), reinterpret_cast<const float*>(updates.data()));
+    else
+      rows(reinterpret_cast<double*>(data.data()), reinterpret_cast<const double*>(updates.data()));
+    return;
+  }
   const bool real = ir::isFloat(data.dtype());
   for (int64_t t = 0; t < tuples; ++t) {
     const int64_t at = places[static_cast<size_t>(t)];
