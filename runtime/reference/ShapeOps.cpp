@@ -363,9 +363,10 @@ void scatterNdInPlace(const ir::Node& n, Tensor& data, const Tensor& index, cons
     }
     places[static_cast<size_t>(t)] = at;
   }
-  // f32/f64 sums and products, typed: the same bits as through double (a
-  // sum or product of two floats rounds once either way), without a
-  // dispatch per element (a max-pool's backward scatters a million).
+  // f32/f64 sums and products, typed, without a dispatch per element (a
+  // max-pool's backward scatters a million): the same bits as through
+  // double, whose 53 bits make rounding a sum or product of two floats
+  // twice (to double, then to float) the same as rounding it once.
   const bool typed = (reduction == "add" || reduction == "mul") && data.dtype() == updates.dtype() &&
                      (data.dtype() == ir::DType::F32 || data.dtype() == ir::DType::F64);
   if (typed) {

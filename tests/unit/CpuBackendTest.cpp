@@ -157,6 +157,32 @@ TEST(CpuExecutable, CaptureRejectsWrongOrOverlappingOutputs) {
 // split into column blocks (per-row epilogue calls; the GEMM must have work
 // for more than one thread), broadcast batches, vector operands, and f16
 // operands widened to f32.
+/// The optimised graph on the cpu backend (captured, into poisoned
+/// outputs) against the reference on the graph as written, on random
+/// inputs; symbolic sizes are 7. f32 within 1e-5 (sgemm accumulates in
+/// f32), other dtypes within their default tolerance.
+void expectCpuMatchesReference(const char* text) {
+  auto m = testing::optimisedOk(text);
+  auto original = testing::parseOk(text);
+  auto exe = codegen::cpu::compileGraph(*m->entry());
+  std::vector<runtime::Tensor> inputs;
+  for (const auto& p : m->entry()->body.params()) {
+    std::vector<int64_t> shape;
+    for (const ir::Dim& d : p->type.shape) shape.push_back(d.isStatic() ? d.size : 7);
+    inputs.push_back(runtime::randomTensor(p->type.dtype, shape, 11 + static_cast<uint64_t>(p->index())));
+  }
+  std::vector<runtime::Tensor> got = testing::poisonedOutputs(*m->entry(), inputs);
+  exe->capture(inputs, got);
+  exe->replay();
+  const std::vector<runtime::Tensor> want = runtime::interpret(*original->entry(), inputs);
+  ASSERT_EQ(got.size(), want.size()) << text;
+  for (size_t k = 0; k < got.size(); ++k) {
+    testing::Tolerance tol = testing::defaultTolerance(want[k].dtype());
+    if (want[k].dtype() == ir::DType::F32) tol = {1e-5, 1e-5};
+    EXPECT_TRUE(testing::allClose(got[k], want[k], tol)) << "result " << k << " of\n" << text;
+  }
+}
+
 TEST(CpuExecutable, GemmTilingPathsMatchReference) {
   const char* cases[] = {
       "graph @g(%x: f32[3, 64], %w: f32[6000, 64], %b: f32[6000]) -> (f32[3, 6000]) {\n"
@@ -176,22 +202,7 @@ TEST(CpuExecutable, GemmTilingPathsMatchReference) {
       "graph @g(%g: f32[96, 700], %x: f32[96, 24]) -> (f32[700, 24]) {\n"
       "  %t = transpose(%g) {dim0 = 0, dim1 = 1}\n  %y = matmul(%t, %x)\n  return %y\n}\n",
   };
-  for (const char* text : cases) {
-    auto m = testing::optimisedOk(text);
-    auto original = testing::parseOk(text);
-    auto exe = codegen::cpu::compileGraph(*m->entry());
-    std::vector<runtime::Tensor> inputs;
-    for (const auto& p : m->entry()->body.params())
-      inputs.push_back(runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type),
-                                             11 + static_cast<uint64_t>(p->index())));
-    std::vector<runtime::Tensor> out = testing::poisonedOutputs(*m->entry(), inputs);
-    exe->capture(inputs, out);
-    exe->replay();
-    const runtime::Tensor want = runtime::interpret(*original->entry(), inputs)[0];
-    testing::Tolerance tol = testing::defaultTolerance(want.dtype());
-    if (want.dtype() == ir::DType::F32) tol = {1e-5, 1e-5};  // sgemm accumulates in f32
-    EXPECT_TRUE(testing::allClose(out[0], want, tol)) << text;
-  }
+  for (const char* text : cases) expectCpuMatchesReference(text);
 }
 
 /// A negative step's index, size - 1 - |step|·i, through the reshapes,
@@ -216,22 +227,7 @@ TEST(CpuExecutable, ReversingSlicesFuseWithReshapesPermutesAndReductions) {
       "  %r = slice(%x) {dim = 1, start = 3, step = -2}\n  %p = permute(%r) {dims = [2, 0, 1]}\n"
       "  %z = add(%p, %y)\n  return %z\n}\n",
   };
-  for (const char* text : cases) {
-    auto m = testing::optimisedOk(text);
-    auto original = testing::parseOk(text);
-    auto exe = codegen::cpu::compileGraph(*m->entry());
-    std::vector<runtime::Tensor> inputs;
-    for (const auto& p : m->entry()->body.params()) {
-      std::vector<int64_t> shape;
-      for (const ir::Dim& d : p->type.shape) shape.push_back(d.isStatic() ? d.size : 7);  // B = 7
-      inputs.push_back(runtime::randomTensor(p->type.dtype, shape, 5 + static_cast<uint64_t>(p->index())));
-    }
-    const std::vector<runtime::Tensor> got = exe->run(inputs);
-    const std::vector<runtime::Tensor> want = runtime::interpret(*original->entry(), inputs);
-    ASSERT_EQ(got.size(), want.size()) << text;
-    for (size_t k = 0; k < got.size(); ++k)
-      EXPECT_TRUE(testing::allClose(got[k], want[k], {1e-5, 1e-5})) << "result " << k << " of\n" << text;
-  }
+  for (const char* text : cases) expectCpuMatchesReference(text);
 }
 
 TEST(CpuExecutable, CondRunsTheTakenBranch) {
