@@ -31,10 +31,10 @@
 //                      the scatter_nd stays, run by the reference's loop
 //                      as a host step, O(N × elements per position). A
 //                      scatter_nd into a parameter that its result updates
-//                      in place (a KV
-//                      cache's new row: `-> (... updates %cache)`) stays
-//                      too: the plan stores the updates into the caller's
-//                      buffer, O(N), instead of rewriting every element.
+//                      in place (a KV cache's new row: `-> (... updates
+//                      %cache)`) stays too: the plan stores the updates
+//                      into the caller's buffer, O(N), instead of
+//                      rewriting every element.
 //
 // Reductions keep their dims with keepdim = true and broadcast back. f16 and
 // bf16 inputs are computed in f32 and cast back once, as PyTorch's kernels

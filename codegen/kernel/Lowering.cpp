@@ -465,16 +465,14 @@ Indices Lowerer::shapeOpIndex(const Node& n, const Indices& idx) {
       const int64_t d = *rules::normalizeAxis(n.attrs.find("dim")->i, rank);
       const Attribute* startAttr = n.attrs.find("start");
       const Attribute* stepAttr = n.attrs.find("step");
-      int64_t start = startAttr ? startAttr->i : 0;
+      const int64_t start = startAttr ? startAttr->i : 0;
       const int64_t step = stepAttr ? stepAttr->i : 1;
       IndexPtr first = nullptr;
-      if (step < 0) {
-        // Reversing a static dim: first - |step|·i, non-negative over the
-        // result's range (Index.h: every index is).
+      if (in[d].isStatic()) {
+        // Python's bounds, for either sign; a negative step (static dims
+        // only) reads first - |step|·i, non-negative over the result's
+        // range (Index.h: every index is).
         first = Index::constant(rules::staticSlice(n.attrs, in[d].size).first);
-      } else if (in[d].isStatic()) {
-        if (start < 0) start = std::max<int64_t>(start + in[d].size, 0);
-        first = Index::constant(std::min(start, in[d].size));
       } else if (start < 0) {  // S + start, which the binding checks is >= 0 (the type rule's static size)
         const Kernel::MinimumSize need{in[d], -start};
         const bool empty = n.result()->type.shape[static_cast<size_t>(d)].isStatic(0);

@@ -18,7 +18,7 @@ std::vector<std::string> loadedOpenMpRuntimes() {
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* out) {
         const std::string_view path = info->dlpi_name ? info->dlpi_name : "";
-        const std::string_view file = path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+        const std::string_view file = path.substr(path.find_last_of('/') + 1);  // npos + 1 == 0: no folder
         if (file.starts_with("libgomp") || file.starts_with("libomp") || file.starts_with("libiomp"))
           static_cast<std::vector<std::string>*>(out)->emplace_back(path);
         return 0;

@@ -274,20 +274,16 @@ Tensor shapeOp(const ir::Node& n, const std::vector<Tensor>& operands, const std
       const ir::Attribute* startAttr = n.attrs.find("start");
       const ir::Attribute* stepAttr = n.attrs.find("step");
       const int64_t step = stepAttr ? stepAttr->i : 1;
-      int64_t start = startAttr ? startAttr->i : 0;
+      const int64_t start = startAttr ? startAttr->i : 0;
       // A symbolic dim's slice from a negative start has a static size: the
       // dim must hold it (ir::rules::sliceStartError).
       if (start < 0 && start + size < 0 && shape[axis] > 0 &&
           !n.operands[0]->type.shape[static_cast<size_t>(axis)].isStatic())
         throw ir::Error(ir::rules::sliceStartError(start, size));
-      if (step < 0) {
-        start = ir::rules::staticSlice(n.attrs, size).first;
-      } else {
-        if (start < 0) start = std::max<int64_t>(start + size, 0);
-        start = std::min(start, size);
-      }
+      // Python's bounds on the run's size, for either sign of the step.
+      const int64_t first = ir::rules::staticSlice(n.attrs, size).first;
       std::vector<int64_t> strides = contiguousStrides(x.shape());
-      const int64_t offset = shape[axis] > 0 ? start * strides[axis] : 0;
+      const int64_t offset = shape[axis] > 0 ? first * strides[axis] : 0;
       // A step past the end leaves one element (or none), and the stride is never used.
       if (shape[axis] > 1) strides[axis] *= step;
       return gather(x, shape, strides, offset);

@@ -76,8 +76,11 @@ std::vector<Tensor> mlpInputs(int64_t batch, uint64_t seed) {
 
 // --- the pool ------------------------------------------------------------------
 
-TEST(ThreadPoolConcurrency, ManyCallersEachGetTheirOwnWorkDone) {
-  runtime::ThreadPool pool(4);
+// What any pool must do, whoever runs its chunks (its own workers, or an
+// OpenMP team: ThreadPoolOnTeam below).
+
+/// Eight callers at once, each its own sizes: every caller's work done.
+void expectEachCallerGetsItsWork(runtime::ThreadPool& pool) {
   onThreads(8, [&](int t) {
     for (int round = 0; round < 200; ++round) {
       const int64_t n = 1000 + 37 * t + round;
@@ -92,8 +95,8 @@ TEST(ThreadPoolConcurrency, ManyCallersEachGetTheirOwnWorkDone) {
   });
 }
 
-TEST(ThreadPoolConcurrency, OneCallersExceptionStaysWithThatCaller) {
-  runtime::ThreadPool pool(4);
+/// Half the callers' chunks throw: each exception reaches its own caller only.
+void expectEachCallersExceptionStaysWithIt(runtime::ThreadPool& pool) {
   std::atomic<int> thrown = 0, completed = 0;
   onThreads(6, [&](int t) {
     for (int round = 0; round < 100; ++round) {
@@ -117,8 +120,8 @@ TEST(ThreadPoolConcurrency, OneCallersExceptionStaysWithThatCaller) {
   EXPECT_EQ(completed.load(), 300);
 }
 
-TEST(ThreadPoolConcurrency, NestedCallsRunInline) {
-  runtime::ThreadPool pool(3);
+/// A parallelFor inside a chunk runs inline, as one chunk.
+void expectNestedCallsRunInline(runtime::ThreadPool& pool) {
   std::atomic<int64_t> total = 0;
   onThreads(3, [&](int) {
     pool.parallelFor(64, 1, [&](int64_t begin, int64_t end, int) {
@@ -130,6 +133,21 @@ TEST(ThreadPoolConcurrency, NestedCallsRunInline) {
     });
   });
   EXPECT_EQ(total.load(), 3 * 64 * 100);
+}
+
+TEST(ThreadPoolConcurrency, ManyCallersEachGetTheirOwnWorkDone) {
+  runtime::ThreadPool pool(4);
+  expectEachCallerGetsItsWork(pool);
+}
+
+TEST(ThreadPoolConcurrency, OneCallersExceptionStaysWithThatCaller) {
+  runtime::ThreadPool pool(4);
+  expectEachCallersExceptionStaysWithIt(pool);
+}
+
+TEST(ThreadPoolConcurrency, NestedCallsRunInline) {
+  runtime::ThreadPool pool(3);
+  expectNestedCallsRunInline(pool);
 }
 
 /// GRAPHC_NUM_THREADS larger than the system allows: the pool starts what
@@ -209,28 +227,9 @@ TEST(ThreadPoolOnTeam, RunsThePoolsOwnChunks) {
 TEST(ThreadPoolOnTeam, ManyCallersExceptionsAndNesting) {
   runtime::ThreadPool pool(4);
   pool.runOnTeam(&fakeTeam);
-  std::atomic<int> thrown = 0;
-  onThreads(6, [&](int t) {
-    for (int round = 0; round < 50; ++round) {
-      std::atomic<int64_t> sum = 0;
-      try {
-        pool.parallelFor(4096, 64, [&](int64_t begin, int64_t end, int) {
-          if (t % 2 == 0 && begin == 0) throw std::runtime_error("chunk failed");
-          for (int64_t i = begin; i < end; ++i)
-            pool.parallelFor(2, 1, [&](int64_t b, int64_t e, int chunk) {  // inline inside a chunk
-              EXPECT_EQ(chunk, 0);
-              sum += i * (e - b) / 2;
-            });
-        });
-        EXPECT_EQ(sum.load(), 4096 * 4095 / 2);
-      } catch (const std::runtime_error& e) {
-        EXPECT_EQ(t % 2, 0);
-        EXPECT_STREQ(e.what(), "chunk failed");
-        ++thrown;
-      }
-    }
-  });
-  EXPECT_EQ(thrown.load(), 150);
+  expectEachCallerGetsItsWork(pool);
+  expectEachCallersExceptionStaysWithIt(pool);
+  expectNestedCallsRunInline(pool);
 }
 
 /// With GNU OpenMP loaded (as PyTorch loads it), the global pool finds it,
