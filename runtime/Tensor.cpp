@@ -9,6 +9,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Half.h"
 #include "ir/SizeMath.h"
+#include "runtime/HostBufferCache.h"
 
 namespace graphc::runtime {
 using ir::bf16ToFloat;
@@ -44,7 +45,7 @@ void Tensor::allocate(bool zeroed) {
   numel_ = checkedNumel(shape_);
   const auto size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
   try {
-    storage_ = zeroed ? std::make_shared<std::byte[]>(size) : std::make_shared_for_overwrite<std::byte[]>(size);
+    storage_ = zeroed ? std::make_shared<std::byte[]>(size) : allocateHostStorage(size);
   } catch (const std::bad_alloc&) {
     throw ir::Error(fmt::format("out of memory allocating a {}[{}] tensor ({} bytes)", ir::dtypeName(dtype_),
                                 fmt::join(shape_, ", "), bytes));

@@ -20,7 +20,8 @@ class Tensor {
   Tensor(DType dtype, std::vector<int64_t> shape);
   /// A tensor whose elements are not initialised, for a result every
   /// element of which is about to be written (an Executable's outputs):
-  /// no pass over its memory before the kernels' own.
+  /// no pass over its memory before the kernels' own. Large ones reuse
+  /// blocks freed earlier (HostBufferCache.h).
   static Tensor uninitialized(DType dtype, std::vector<int64_t> shape);
   /// A tensor over memory it does not own (an arena slice, a caller's
   /// buffer): no copy; `owner`, if given, is kept alive with it.

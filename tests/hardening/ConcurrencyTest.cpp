@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -25,6 +26,7 @@
 
 #include "TestUtil.h"
 #include "frontend/api/graphc.h"
+#include "runtime/HostBufferCache.h"
 #include "runtime/Random.h"
 #include "runtime/cpu/OpenMpTeam.h"
 #include "runtime/cpu/ThreadPool.h"
@@ -263,6 +265,38 @@ TEST(ThreadPoolOnTeam, LoadedLibgompRunsTheMlpToTheSameBits) {
   pool.runOnTeam(nullptr);
   EXPECT_TRUE(bitwiseEqual(e.run(inputs), own));
 #endif
+}
+
+// --- the host block cache ---------------------------------------------------------
+
+/// Large blocks allocated on one thread and freed on another (a Python
+/// tensor dropped elsewhere) go through the cache from 8 threads at once:
+/// each holder fills its block with its own byte and finds it intact
+/// before handing it on, so a block given to two holders shows up.
+TEST(HostBufferCacheConcurrency, BlocksFreedOnOtherThreadsAreHandedOutOnce) {
+  const size_t saved = runtime::setHostBufferCacheLimit(size_t{16} << 20);
+  constexpr size_t kSizes[] = {runtime::kMinCachedBytes, 2 * runtime::kMinCachedBytes};
+  std::mutex handoffMutex;
+  std::vector<std::shared_ptr<std::byte[]>> handoff;  // freed by whichever thread takes them
+  std::atomic<int> corrupted = 0;
+  onThreads(8, [&](int t) {
+    for (int i = 0; i < 200; ++i) {
+      const size_t size = kSizes[static_cast<size_t>(i + t) % 2];
+      std::shared_ptr<std::byte[]> block = runtime::allocateHostStorage(size);
+      const auto mark = static_cast<std::byte>(t * 31 + i);
+      std::memset(block.get(), static_cast<int>(mark), size);
+      std::this_thread::yield();
+      for (size_t k = 0; k < size; k += 4096)
+        if (block[k] != mark) ++corrupted;
+      std::lock_guard lock(handoffMutex);
+      handoff.push_back(std::move(block));
+      if (handoff.size() > 4) handoff.erase(handoff.begin());  // someone else's block freed here
+    }
+  });
+  handoff.clear();
+  EXPECT_EQ(corrupted.load(), 0);
+  EXPECT_GT(runtime::hostBufferCacheStats().reused, 0u);
+  runtime::setHostBufferCacheLimit(saved);
 }
 
 // --- executables ----------------------------------------------------------------

@@ -17,7 +17,9 @@ backend=...)``, PyTorch's compiled-optimizer recipe). Dropout is 0 (graphc
 leaves dropout's random masks to PyTorch). Prints per model and runtime:
 the first step (compiles included), the median step time of the timed
 steps, the loss after all steps (and its relative difference from
-eager's), and with --memory the peak RSS of a fresh process training
+eager's), the median minor page faults of a step (the process's: glibc's
+adaptive mmap threshold makes them depend on what ran before), and with
+--memory the peak RSS of a fresh process training
 that runtime alone over the steps after its first (compiles and imports
 excluded; RSS peaks of runtimes in one process cannot be told apart).
 
@@ -27,6 +29,7 @@ excluded; RSS peaks of runtimes in one process cannot be told apart).
 """
 import argparse
 import copy
+import resource
 import statistics
 import subprocess
 import sys
@@ -159,13 +162,16 @@ def run(name: str, runtimes: List[str], rounds: int, per_round: int, memory: boo
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
     times: Dict[str, List[float]] = {r: [] for r in runtimes}
+    faults: Dict[str, List[int]] = {r: [] for r in runtimes}
     step = 1
     for _ in range(rounds):
         for t in trainers:
             for k in range(per_round):
+                faulted = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
                 start = time.perf_counter()
                 t.step(batch(step + k))
                 times[t.runtime].append(time.perf_counter() - start)
+                faults[t.runtime].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faulted)
         step += per_round
     if rss_only:
         print(peak_rss_since_reset() / 1024)
@@ -177,6 +183,7 @@ def run(name: str, runtimes: List[str], rounds: int, per_round: int, memory: boo
     for t in trainers:
         line = (f"  {t.runtime:9s} first step {first[t.runtime]:7.2f} s   step {median[t.runtime] * 1e3:8.1f} ms   "
                 f"loss {t.losses[-1]:.5f}")
+        line += f"   page faults/step {statistics.median(faults[t.runtime]):6.0f}"
         if eager_loss is not None and t.runtime != "eager":
             line += f" ({abs(t.losses[-1] - eager_loss) / abs(eager_loss):.1e} from eager's)"
         if memory:
