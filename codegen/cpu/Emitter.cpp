@@ -173,14 +173,23 @@ void Emitter::emitElementwiseKernel() {
     b_.SetInsertPoint(done);
     return;
   }
+  if (readsAcrossRows(k_)) {
+    emitTiles();
+    return;
+  }
+  emitRuns(begin_, end_);
+}
+
+void Emitter::emitRuns(llvm::Value* from, llvm::Value* to) {
+  const size_t rank = k_.outer.size();
   llvm::Value* last = dim(k_.outer.back());
   whileLess(
-      begin_, end_,
+      from, to,
       [&](llvm::Value* lin) {
         unravelOuter(lin);
         llvm::Value* first = vars_[rank - 1];
         llvm::Value* runStart = b_.CreateNSWSub(lin, first);
-        llvm::Value* runEnd = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end_, b_.CreateNSWAdd(runStart, last));
+        llvm::Value* runEnd = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, to, b_.CreateNSWAdd(runStart, last));
         loop(first, b_.CreateNSWSub(runEnd, runStart), [&](llvm::Value* j) {
           vars_[rank - 1] = j;
           linear_ = b_.CreateNSWAdd(runStart, j);
@@ -189,6 +198,73 @@ void Emitter::emitElementwiseKernel() {
         return runEnd;
       },
       "run");
+}
+
+bool Emitter::readsAcrossRows(const Kernel& k) {
+  const size_t rank = k.outer.size();
+  if (rank < 2 || k.gemm || k.attention || k.kind == ir::KernelKind::Reduction) return false;
+  const auto isVar = [](const IndexPtr& e, size_t v) {
+    return e->kind == Index::Kind::Var && e->value == static_cast<int64_t>(v);
+  };
+  for (const Store& s : k.stores) {
+    if (s.buffer == Store::kScores || s.index.size() != rank) return false;
+    for (size_t d = 0; d < rank; ++d)
+      if (!isVar(s.index[d], d)) return false;
+  }
+  const auto readsColumn = [&](const IndexPtr& e) {
+    return readsVar(e, [&](int64_t v) { return v == static_cast<int64_t>(rank - 1); });
+  };
+  std::function<bool(const Expr&)> transposedLoad = [&](const Expr& e) {
+    if (e.kind == Expr::Kind::Load && !e.index.empty() && isVar(e.index.back(), rank - 2) &&
+        std::any_of(e.index.begin(), e.index.end() - 1, readsColumn))
+      return true;
+    return std::any_of(e.args.begin(), e.args.end(), [&](const ExprPtr& a) { return a && transposedLoad(*a); });
+  };
+  return std::any_of(k.stores.begin(), k.stores.end(), [&](const Store& s) { return transposedLoad(*s.value); });
+}
+
+void Emitter::emitTiles() {
+  // Rows of 16 elements: a 64-byte line of f32 read per column of a tile,
+  // and the tile's 16 output lines written a column at a time stay in L1.
+  constexpr int64_t kTileRows = 16;
+  const size_t rank = k_.outer.size();
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "tiles", fn_);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "tiles.done", fn_);
+  b_.CreateCondBr(b_.CreateICmpSLT(begin_, end_), body, done);  // points to do: no dim is 0
+  b_.SetInsertPoint(body);
+  llvm::Value* last = dim(k_.outer[rank - 1]);
+  llvm::Value* rows = dim(k_.outer[rank - 2]);
+  // The flattened rows that lie whole in [begin, end) go by tiles; the
+  // partial rows at either end go by runs.
+  llvm::Value* firstRow = b_.CreateUDiv(b_.CreateNSWAdd(begin_, b_.CreateNSWSub(last, c64(1))), last);
+  llvm::Value* endRow = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, firstRow, b_.CreateUDiv(end_, last));
+  llvm::Value* tiledBegin = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end_, b_.CreateNSWMul(firstRow, last));
+  llvm::Value* tiledEnd = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, tiledBegin, b_.CreateNSWMul(endRow, last));
+  emitRuns(begin_, tiledBegin);
+  whileLess(
+      firstRow, endRow,
+      [&](llvm::Value* row0) {
+        unravelOuter(b_.CreateNSWMul(row0, last));
+        // A tile stays inside one run of the row dim (its rows are
+        // consecutive in what the transposed read walks).
+        llvm::Value* r0 = vars_[rank - 2];
+        llvm::Value* count =
+            b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateNSWSub(endRow, row0), c64(kTileRows));
+        count = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, count, b_.CreateNSWSub(rows, r0));
+        loop(c64(0), last, [&](llvm::Value* j) {
+          loop(c64(0), count, [&](llvm::Value* t) {
+            vars_[rank - 2] = b_.CreateNSWAdd(r0, t);
+            vars_[rank - 1] = j;
+            linear_ = b_.CreateNSWAdd(b_.CreateNSWMul(b_.CreateNSWAdd(row0, t), last), j);
+            emitStores(false);
+          });
+        });
+        return b_.CreateNSWAdd(row0, count);
+      },
+      "tile");
+  emitRuns(tiledEnd, end_);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
 }
 
 void Emitter::emitReductionKernel() {

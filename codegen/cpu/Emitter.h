@@ -77,6 +77,20 @@ class Emitter {
   /// outer space, walked as runs along the last dim so that the innermost
   /// loop is a unit-stride counted loop.
   void emitElementwiseKernel();
+  /// The points [from, to) of the flattened outer space as runs along the
+  /// last dim.
+  void emitRuns(llvm::Value* from, llvm::Value* to);
+  /// Whether a pointwise kernel stores along its last dim (every store at
+  /// [i0, ..., in]) and reads some input along the dim before it (a load
+  /// whose last index is i(n-1) and whose others read in): a transpose, for
+  /// which runs along the last dim read one element per line (and per
+  /// page, for long rows).
+  static bool readsAcrossRows(const Kernel& k);
+  /// Such a kernel by tiles of up to 16 rows: columns outer, rows inner,
+  /// so the transposed read walks a line and the stores fill the tile's
+  /// lines in L1; the partial rows at the ends of [begin, end) by runs.
+  /// Each point is computed as by runs, only in another order.
+  void emitTiles();
 
   /// Row reductions: for each outer point of [begin, end), the row values
   /// (the Reduce expressions, dependencies first), then the per-row stores,

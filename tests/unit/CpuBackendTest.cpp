@@ -4,6 +4,7 @@
 // outputs are poisoned before each run so that an element a kernel fails to
 // write shows up, and two runs must agree bit for bit (no order-dependent
 // parallel reductions). Plus capture/replay and input validation.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,8 @@
 #include "ProjectGraphs.h"
 #include "TestUtil.h"
 #include "codegen/cpu/CpuExecutable.h"
+#include "codegen/cpu/Jit.h"
+#include "codegen/kernel/Lowering.h"
 #include "frontend/parser/Parser.h"
 #include "passes/PassManager.h"
 #include "runtime/Npy.h"
@@ -228,6 +231,72 @@ TEST(CpuExecutable, ReversingSlicesFuseWithReshapesPermutesAndReductions) {
       "  %z = add(%p, %y)\n  return %z\n}\n",
   };
   for (const char* text : cases) expectCpuMatchesReference(text);
+}
+
+/// A transpose's kernel (stores along the last dim, a load along the one
+/// before) goes by tiles of rows; every point of any [begin, end) a
+/// parallel loop may hand it, partial rows and tiles included, is what
+/// the reference computes. Each case is one kernel, called directly over
+/// several partitions of its points.
+TEST(CpuExecutable, TransposesByTilesMatchTheReferenceOverAnyRange) {
+  const char* cases[] = {
+      // Fused with another input read in order; two outputs.
+      "graph @g(%x: f32[37, 53], %y: f32[53, 37]) -> (f32[53, 37], f32[53, 37]) {\n"
+      "  %p = permute(%x) {dims = [1, 0]}\n  %e = exp(%p)\n  %z = add(%e, %y)\n  return %z, %p\n}\n",
+      // Rows of 19 under a batch dim: tiles end where a batch's rows do.
+      "graph @g(%x: f32[3, 21, 19]) -> (f32[3, 19, 21]) {\n"
+      "  %p = permute(%x) {dims = [0, 2, 1]}\n  return %p\n}\n",
+      "graph @g(%x: bf16[40, 24]) -> (bf16[24, 40]) {\n  %p = permute(%x) {dims = [1, 0]}\n"
+      "  %n = neg(%p)\n  return %n\n}\n",
+      "graph @g(%x: i64[17, 33]) -> (i64[33, 17]) {\n  %p = permute(%x) {dims = [1, 0]}\n  return %p\n}\n",
+  };
+  for (const char* text : cases) {
+    auto m = testing::optimisedOk(text);
+    const ir::Graph& g = *m->entry();
+    const ir::Node* fused = nullptr;
+    for (const auto& n : g.body.nodes())
+      if (n->op == ir::OpId::Fused) fused = n.get();
+    ASSERT_NE(fused, nullptr) << text;
+    const codegen::kernel::Kernel kernel = codegen::kernel::lower(*fused);
+    ASSERT_NE(codegen::cpu::Jit::instance().emitLLVM(kernel).find("tile"), std::string::npos)
+        << "not tiled:\n"
+        << codegen::kernel::print(kernel);
+    auto compiled = codegen::cpu::Jit::instance().compile(kernel);
+    std::vector<runtime::Tensor> inputs;
+    for (const auto& p : g.body.params())
+      inputs.push_back(
+          runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), 5 + static_cast<uint64_t>(p->index())));
+    const std::vector<runtime::Tensor> want = runtime::interpret(*testing::parseOk(text)->entry(), inputs);
+    int64_t points = 1;
+    for (const ir::Dim& d : kernel.outer) points *= d.size;
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+      std::vector<runtime::Tensor> got = testing::poisonedOutputs(g, inputs);
+      std::vector<void*> buffers;
+      for (const ir::Value* v : fused->operands) buffers.push_back(inputs.at(static_cast<size_t>(v->index())).data());
+      for (size_t r = 0; r < fused->numResults(); ++r) {
+        const std::vector<ir::Value*>& returned = g.body.returns;
+        const auto at = std::find(returned.begin(), returned.end(), fused->result(r));
+        ASSERT_NE(at, returned.end());
+        buffers.push_back(got.at(static_cast<size_t>(at - returned.begin())).data());
+      }
+      // Cuts: row-aligned, one point into a row, one before a row's end, random.
+      const int64_t row = kernel.outer.back().size;
+      std::vector<int64_t> cuts = {0, points};
+      if (seed == 0) cuts = {0, row, 2 * row + 1, 5 * row - 1, points};
+      if (seed > 1)
+        for (uint64_t c = 0; c < 3 * seed; ++c)
+          cuts.push_back(static_cast<int64_t>((c * 7919 + seed * 104729) % points));
+      std::sort(cuts.begin(), cuts.end());
+      for (size_t c = 0; c + 1 < cuts.size(); ++c) compiled->pointwise()(buffers.data(), nullptr, cuts[c], cuts[c + 1]);
+      for (size_t k = 0; k < want.size(); ++k)
+        EXPECT_TRUE(testing::allClose(got[k], want[k], testing::defaultTolerance(want[k].dtype())))
+            << "result " << k << ", cuts " << seed << " of\n"
+            << text;
+    }
+  }
+  expectCpuMatchesReference(  // symbolic rows and row length, through the executable's own ranges
+      "graph @g(%x: f32[B, 40], %y: f32[40, B]) -> (f32[40, B]) {\n"
+      "  %p = permute(%x) {dims = [1, 0]}\n  %z = mul(%p, %y)\n  return %z\n}\n");
 }
 
 TEST(CpuExecutable, CondRunsTheTakenBranch) {
