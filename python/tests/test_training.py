@@ -4,8 +4,8 @@ graphc, whole (no op left to PyTorch), with outputs, input gradients and
 parameter gradients equal to eager's; the backward ops graphc decomposes
 (convolution, pooling, normalisation statistics, CPU flash attention)
 each against eager's own kernels; every suite model trained 5 steps
-against eager; batch norm's running statistics; frozen layers; an op
-graphc cannot take leaves only itself to PyTorch."""
+against eager; batch norm's running statistics; frozen layers; autocast's
+bf16; an op graphc cannot take leaves only itself to PyTorch."""
 
 import copy
 
@@ -297,6 +297,67 @@ def test_suite_model_trains_5_steps_as_eager(name):
     batches = [make_inputs(8) for _ in range(5)]
     assert_trains_as_eager(model, lambda step: batches[step], squared_output, lr=1e-3, drift=True)
     assert_whole_in_graphc()
+
+
+class AutocastNet(nn.Module):
+    """What autocast mixes: convolutions and linears in bf16, group, batch
+    and layer norms of bf16 activations with f32 parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.gn = nn.GroupNorm(2, 8)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8 * 36, 32)
+        self.ln = nn.LayerNorm(32)
+        self.head = nn.Linear(32, 5)
+
+    def forward(self, x):
+        h = F.relu(self.bn(self.gn(self.conv(x))))
+        return self.head(F.relu(self.ln(self.fc(h.flatten(1)))))
+
+
+def test_autocast_bf16_trains_whole_in_graphc_as_eager():
+    """torch.autocast("cpu", dtype=torch.bfloat16) around the forward and
+    the loss: eager's casts, f32 master weights, losses and parameters
+    within bf16's rounding of eager's. (ATen's mixed-dtype layer and group
+    norm kernels return f32 statistics where their metadata says bf16; the
+    backward was compiled for the metadata's.)"""
+    torch.manual_seed(0)
+    data = torch.Generator().manual_seed(1)
+    xs, ys = torch.randn(5, 8, 3, 6, 6, generator=data), torch.randint(0, 5, (5, 8), generator=data)
+
+    def loss_of(model, batch):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = model(batch[0])
+            assert out.dtype == torch.bfloat16
+            return F.cross_entropy(out, batch[1])
+
+    model = AutocastNet()
+    reference = copy.deepcopy(model)
+    got = train_steps(torch.compile(model, backend="graphc"), lambda step: (xs[step], ys[step]), 1e-2, loss_of, 5)
+    expected = train_steps(reference, lambda step: (xs[step], ys[step]), 1e-2, loss_of, 5)
+    assert_whole_in_graphc()
+    torch.testing.assert_close(got, expected, rtol=1e-2, atol=0)
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        assert p.dtype == torch.float32, name
+        torch.testing.assert_close(p, q, rtol=1e-2, atol=2e-3, msg=lambda m: f"{name}: {m}")
+
+
+def test_autocast_bf16_inference_compiles_whole_as_eager():
+    """The same mixed dtypes without gradients: the normalisations compute
+    in their parameters' f32 and round their output to bf16, as ATen's
+    kernels do."""
+    torch.manual_seed(0)
+    model = AutocastNet().eval()
+    x = torch.randn(4, 3, 6, 6, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = model(x)
+        got = torch.compile(model, backend="graphc")(x)
+    (record,) = graphc.dynamo.compile_records()
+    assert record.partitions == 1 and not record.eager_ops and not record.failed_partitions, record
+    assert got.dtype == expected.dtype == torch.bfloat16
+    torch.testing.assert_close(got, expected, rtol=1e-2, atol=1e-2)
 
 
 def test_two_training_runs_are_bitwise_identical():

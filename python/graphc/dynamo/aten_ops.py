@@ -517,41 +517,59 @@ def ones_like_param(b: Builder, shape: List[Any], value: float, dtype: torch.dty
                   type=f"{dtype_name(dtype)}[{', '.join(dim_text(s) for s in shape)}]")
 
 
+def compute_dtype(x: Any, *params: Any) -> torch.dtype:
+    """The dtype a normalisation computes in: its input's, or its affine
+    parameters' where they differ (autocast's bf16 input with the f32
+    weights of the module: ATen's CPU kernels compute in the parameters'
+    f32, return the output in the input's dtype and the statistics in
+    f32)."""
+    for p in params:
+        if p is not None and val(p).dtype != val(x).dtype:
+            return val(p).dtype
+    return val(x).dtype
+
+
 @handles(aten.native_layer_norm.default)
 def layer_norm(b: Builder, node: torch.fx.Node) -> tuple:
     x, normalized, w, bias, eps = node.args
-    dtype = val(x).dtype
+    dtype = compute_dtype(x, w, bias)
+    xs = b.cast(x, dtype)
     ws = b.value(w) if w is not None else ones_like_param(b, list(normalized), 1.0, dtype)
-    operands = [b.value(x), ws] + ([b.value(bias)] if bias is not None else [])
-    y = b.emit("layer_norm", operands, {"eps": float(eps)})
-    if not statistics_read(node):
+    operands = [xs, ws] + ([b.value(bias)] if bias is not None else [])
+    y = b.cast_to(b.emit("layer_norm", operands, {"eps": float(eps)}), dtype, val(node)[0].dtype)
+    if not statistics_read(node, dtype):
         return (y, None, None)
     r = rank(x)
-    return (y, *statistics(b, b.value(x), list(range(r - len(normalized), r)), eps, dtype))
+    return (y, *statistics(b, xs, list(range(r - len(normalized), r)), eps, dtype))
 
 
 @handles(aten.native_group_norm.default)
 def group_norm(b: Builder, node: torch.fx.Node) -> tuple:
     x, w, bias, _n, c, _hw, groups, eps = node.args
-    dtype = val(x).dtype
+    dtype = compute_dtype(x, w, bias)
+    xs = b.cast(x, dtype)
     ws = b.value(w) if w is not None else ones_like_param(b, [c], 1.0, dtype)
     bs = b.value(bias) if bias is not None else ones_like_param(b, [c], 0.0, dtype)
-    y = b.emit("group_norm", [b.value(x), ws, bs], {"groups": groups, "eps": float(eps)})
-    if not statistics_read(node):
+    y = b.cast_to(b.emit("group_norm", [xs, ws, bs], {"groups": groups, "eps": float(eps)}), dtype,
+                  val(node)[0].dtype)
+    if not statistics_read(node, dtype):
         return (y, None, None)
     # [N, G]: over each group's channels and positions, as ATen's.
-    grouped = b.emit("reshape", [b.value(x)], {"shape": [Dim(dim_text(val(x).shape[0])), groups, Raw("-1")]})
+    grouped = b.emit("reshape", [xs], {"shape": [Dim(dim_text(val(x).shape[0])), groups, Raw("-1")]})
     mean, rstd = statistics(b, grouped, [2], eps, dtype)
     shape = {"shape": [Dim(dim_text(s)) for s in val(node)[1].shape]}
     return (y, b.emit("reshape", [mean], shape), b.emit("reshape", [rstd], shape))
 
 
-def statistics_read(node: torch.fx.Node) -> bool:
+def statistics_read(node: torch.fx.Node, dtype: torch.dtype) -> bool:
     """Whether a normalisation's mean or rstd output is read (a training
-    graph saves them for the backward; inference drops them)."""
+    graph saves them for the backward; inference drops them), in `dtype`,
+    the dtype it computes in. (A training graph decomposes the
+    normalisations whose statistics are in another dtype:
+    training.mixed_dtype_normalisation.)"""
     read = any(u.target is operator.getitem and u.args[1] in (1, 2) and u.users for u in node.users)
-    if read and val(node)[1].dtype != val(node.args[0]).dtype:
-        raise Unsupported("the statistics of a normalisation in a wider dtype than its input")
+    if read and val(node)[1].dtype != dtype:
+        raise Unsupported(f"the statistics of a normalisation computed in {dtype} as {val(node)[1].dtype}")
     return read
 
 
@@ -568,11 +586,12 @@ def statistics(b: Builder, x: str, dims: List[int], eps: float, dtype: torch.dty
 def batch_norm(b: Builder, node: torch.fx.Node) -> tuple:
     x, w, bias, mean, var, _momentum, eps = node.args
     c = val(x).shape[1]
-    dtype = val(x).dtype
+    dtype = compute_dtype(x, mean, var, w, bias)
     ws = b.value(w) if w is not None else ones_like_param(b, [c], 1.0, dtype)
     bs = b.value(bias) if bias is not None else ones_like_param(b, [c], 0.0, dtype)
-    y = b.emit("batch_norm", [b.value(x), b.value(mean), b.value(var), ws, bs], {"eps": float(eps)})
-    return (y, None, None)
+    y = b.emit("batch_norm", [b.cast(x, dtype), b.cast(mean, dtype), b.cast(var, dtype), ws, bs],
+               {"eps": float(eps)})
+    return (b.cast_to(y, dtype, val(node)[0].dtype), None, None)
 
 
 # --- convolution, pooling, linear algebra -------------------------------------------

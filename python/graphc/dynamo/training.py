@@ -6,6 +6,9 @@ table (decompositions.py), plus what a joint forward and backward needs.
   ``max`` over each window's elements, first maximum on ties, as eager)
   and batch norm in training mode (batch statistics and the new running
   statistics, which AOTAutograd writes back into the module's buffers).
+- Layer and group norms of a reduced-precision input with f32
+  parameters (autocast), whose kernels' statistics are not in the dtype
+  their metadata says (mixed_dtype_normalisation).
 - Backward ops graphc has no op for, as ops it has: max pooling's
   backward as a scatter-add of the gradient at the saved indices
   (torch's), convolution's backward (below: a transposed convolution
@@ -49,6 +52,22 @@ FROM_TORCH = (
     aten._native_batch_norm_legit.default,
     aten.native_batch_norm.default,
 )
+
+
+def mixed_dtype_normalisation(decomposition: Any, input: torch.Tensor, *args: Any) -> Any:
+    """A layer or group norm of a bf16/f16 input with f32 parameters
+    (``torch.autocast`` keeps a module's weights in f32) as torch's
+    decomposition, which Inductor traces too; others whole (NotImplemented:
+    graphc has the op). ATen's CPU kernel of the mixed case returns its
+    mean and rstd in f32 where its meta function, which the backward was
+    traced with, says the input's dtype: kept whole, a forward run by
+    PyTorch would hand the backward tensors of another dtype than it was
+    compiled for. The decomposition's statistics are in the input's dtype,
+    as the metadata says, wherever it runs."""
+    params = [a for a in args if isinstance(a, torch.Tensor)]
+    if not any(p.dtype != input.dtype for p in params):
+        return NotImplemented
+    return decomposition(input, *args)
 
 
 def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight: torch.Tensor,
@@ -294,6 +313,8 @@ def training_decomposition_table() -> Dict[Any, Any]:
     table = dict(decomposition_table())
     for op in FROM_TORCH:
         table[op] = full[op]
+    for op in (aten.native_layer_norm.default, aten.native_group_norm.default):
+        table[op] = functools.partial(mixed_dtype_normalisation, full[op])
     table[aten.convolution_backward.default] = convolution_backward
     table[aten.avg_pool2d_backward.default] = avg_pool2d_backward
     table[aten._adaptive_avg_pool2d_backward.default] = adaptive_avg_pool2d_backward
