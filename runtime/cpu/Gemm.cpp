@@ -24,6 +24,9 @@ constexpr double kMinTaskFlops = 1 << 18;
 /// the core's L1 beside the A panels' blocks.
 constexpr int64_t kKc = 256;
 
+/// A task's output tile: at most 1 MiB of f32.
+constexpr int64_t kTileFloats = 262144;
+
 template <typename T>
 T* floats(std::vector<std::byte>& buffer, size_t count) {
   if (buffer.size() < count * sizeof(T)) buffer.resize(count * sizeof(T));
@@ -78,11 +81,14 @@ Tiling tile(const GemmProblem& p, int mr, int nr, int threads) {
   t.batch = static_cast<int64_t>(p.aOffsets.size());
   const int64_t k = std::max<int64_t>(p.k, 1);
   // A row block's packed A for one block of k (rows × kc) within ~192 KiB
-  // of the core's L2 and its output tile within 1 MiB, so that both are
-  // still there for the next column panel and for the epilogue; as many
-  // rows as that allows, since every row block reads all of B again.
-  int64_t rows = std::min<int64_t>(49152 / std::min(k, kKc), 262144 / std::max<int64_t>(p.n, 1));
-  rows = std::clamp<int64_t>(rows / mr * mr, mr, 512);
+  // of the core's L2, as many rows as that allows, since every row block
+  // reads all of B again; its output tile within 1 MiB, so that it is
+  // still there for the next block of k and for the epilogue. Where rows
+  // that many over all of n would not fit the tile, the columns are cut
+  // into blocks rather than the rows made fewer: a wide, deep B (the
+  // weight gradient of a language model's head, [2048, 8192]) was
+  // streamed from memory once per block of 30 rows.
+  int64_t rows = std::clamp<int64_t>(49152 / std::min(k, kKc) / mr * mr, mr, 512);
   t.rows = std::min(rows, (p.m + mr - 1) / mr * mr);
   t.rowBlocks = (p.m + t.rows - 1) / t.rows;
   // Several row blocks of one matrix: evened out over the threads (m = 197
@@ -95,8 +101,12 @@ Tiling tile(const GemmProblem& p, int mr, int nr, int threads) {
   }
   t.cols = p.n;
   t.colBlocks = 1;
+  if (t.rows * p.n > kTileFloats) {
+    t.cols = std::max<int64_t>(nr, kTileFloats / t.rows / nr * nr);
+    t.colBlocks = (p.n + t.cols - 1) / t.cols;
+  }
   // Fewer tiles than threads with work for more than one: split the columns.
-  if (t.batch * t.rowBlocks < threads && flopsOf(t.batch * p.m, p.n, k) >= 2 * kMinTaskFlops) {
+  if (t.tasks() < threads && flopsOf(t.batch * p.m, p.n, k) >= 2 * kMinTaskFlops) {
     const int64_t want =
         std::min<int64_t>((threads + t.batch * t.rowBlocks - 1) / (t.batch * t.rowBlocks), (p.n + nr - 1) / nr);
     t.cols = ((p.n + want - 1) / want + nr - 1) / nr * nr;

@@ -225,6 +225,11 @@ TEST(PackedGemm, EveryPathMatchesANaiveGemm) {
       {3, 17, 29, 0, false, false, false, false},    // k = 0: zeros
       {5, 9, 33, 12, false, true, true, true},       // both packed once, B broadcast over the batch
       {1, 40, 70, 600, true, false, true, false},    // k in three blocks (kKc = 256), the last partial
+      // Rows too many for the output tile over all of n: column blocks
+      // (the last partial) under several row blocks, B packed first; and
+      // over a batch, B transposed.
+      {1, 400, 2100, 300, false, false, false, false},
+      {2, 100, 2800, 64, true, false, false, false},
   };
   for (const Case& c : cases) {
     const std::string what = fmt::format("batch {} {}x{}x{}{}{}{}", c.batch, c.m, c.n, c.k, c.transposeB ? " Bt" : "",
