@@ -270,6 +270,10 @@ void Emitter::emitTiles() {
 void Emitter::emitReductionKernel() {
   const size_t rank = k_.outer.size();
   const std::vector<const Expr*> order = reductionOrder(k_);  // dependencies first
+  if (reducesAcrossRows(k_, order)) {
+    emitColumnReduction(*order.front());
+    return;
+  }
   planRowScratch(order);
   loop(begin_, end_, [&](llvm::Value* lin) {
     unravelOuter(lin);
@@ -287,6 +291,81 @@ void Emitter::emitReductionKernel() {
         emitStores(true);
       });
   });
+}
+
+bool Emitter::reducesAcrossRows(const Kernel& k, const std::vector<const Expr*>& order) {
+  const size_t rank = k.outer.size();
+  if (rank == 0 || order.size() != 1 || k.gemm || k.attention) return false;
+  for (const Store& s : k.stores)
+    if (s.insideReduction || s.buffer == Store::kScores) return false;
+  // Every load the reduction reads runs along the last outer dim (its last
+  // index is that loop's variable) and reads a reduced one.
+  const auto isLastOuter = [&](const IndexPtr& e) {
+    return e->kind == Index::Kind::Var && e->value == static_cast<int64_t>(rank - 1);
+  };
+  const auto readsReduced = [&](const IndexPtr& e) {
+    return readsVar(e, [&](int64_t v) { return v >= static_cast<int64_t>(rank); });
+  };
+  // Where a reduced dim's elements lie less than a page apart, each row's
+  // lines are still in cache for the next outputs, and rows win.
+  constexpr int64_t kPageFloats = 1024;
+  bool pageApart = false;
+  std::function<bool(const Expr&)> alongRows = [&](const Expr& e) {
+    if (e.kind == Expr::Kind::Reduce && &e != order.front()) return false;
+    if (e.kind == Expr::Kind::Select) return false;
+    if (e.kind == Expr::Kind::Load) {
+      if (e.index.empty() || !isLastOuter(e.index.back()) || !std::any_of(e.index.begin(), e.index.end(), readsReduced))
+        return false;
+      const std::vector<ir::Dim>& shape = k.inputs[static_cast<size_t>(e.buffer)].type.shape;
+      int64_t stride = 1;  // of dim d, in elements; a symbolic dim counts as a page
+      for (size_t d = e.index.size(); d-- > 0;) {
+        if (readsReduced(e.index[d]) && stride >= kPageFloats) pageApart = true;
+        stride =
+            std::min(stride * (shape[d].isStatic() ? std::max<int64_t>(shape[d].size, 1) : kPageFloats), kPageFloats);
+      }
+    }
+    for (const IndexPtr& i : e.index)
+      if (i->kind == Index::Kind::Indirect) return false;
+    return std::all_of(e.args.begin(), e.args.end(), [&](const ExprPtr& a) { return !a || alongRows(*a); });
+  };
+  return alongRows(*order.front()->args[0]) && pageApart;
+}
+
+void Emitter::emitColumnReduction(const Expr& reduce) {
+  // A tile's accumulators: 32 outputs, 128 bytes of f32 read per step.
+  constexpr int64_t kTile = 32;
+  const size_t rank = k_.outer.size();
+  const Accumulator kind = accumulatorOf(reduce);
+  llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
+  llvm::AllocaInst* acc = entryBuilder.CreateAlloca(kind.type, c64(kTile), "acc");
+  llvm::Value* last = dim(k_.outer[rank - 1]);
+  whileLess(
+      begin_, end_,
+      [&](llvm::Value* lin) {
+        unravelOuter(lin);
+        llvm::Value* first = vars_[rank - 1];
+        llvm::Value* count =
+            b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateNSWSub(end_, lin), b_.CreateNSWSub(last, first));
+        count = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, count, c64(kTile));
+        loop(c64(0), count,
+             [&](llvm::Value* t) { b_.CreateStore(kind.init, b_.CreateInBoundsGEP(kind.type, acc, t)); });
+        nest(k_.reduceSizes, rank, [&] {
+          loop(c64(0), count, [&](llvm::Value* t) {
+            vars_[rank - 1] = b_.CreateNSWAdd(first, t);
+            llvm::Value* at = b_.CreateInBoundsGEP(kind.type, acc, t);
+            b_.CreateStore(accumulate(reduce, b_.CreateLoad(kind.type, at), value(reduce.args[0])), at);
+          });
+        });
+        loop(c64(0), count, [&](llvm::Value* t) {
+          vars_[rank - 1] = b_.CreateNSWAdd(first, t);
+          linear_ = b_.CreateNSWAdd(lin, t);
+          rowValues_.clear();
+          rowValues_[&reduce] = finishReduce(reduce, b_.CreateLoad(kind.type, b_.CreateInBoundsGEP(kind.type, acc, t)));
+          emitStores(false);
+        });
+        return b_.CreateNSWAdd(lin, count);
+      },
+      "columns");
 }
 
 void Emitter::planRowScratch(const std::vector<const Expr*>& reduces) {
@@ -540,55 +619,62 @@ llvm::Value* Emitter::roundTo(DType t, llvm::Value* v) {
   return v;
 }
 
-llvm::Value* Emitter::emitReduce(const Expr& e) {
+Emitter::Accumulator Emitter::accumulatorOf(const Expr& e) {
   const DType argType = e.args[0]->dtype;
   const bool isFloat = ir::isFloat(argType);
   const bool isSum = e.op == OpId::Sum || e.op == OpId::Mean;
   const bool isProd = e.op == OpId::Prod;
   const bool isMax = e.op == OpId::Amax;
-  llvm::Type* accType = isSum || isProd ? (isFloat ? b_.getDoubleTy() : i64()) : computeType(argType);
-  llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
-  llvm::AllocaInst* acc = entryBuilder.CreateAlloca(accType, nullptr, "acc");
-  llvm::Value* init;
-  if (isSum || isProd)
-    init = isFloat ? fconst(accType, isProd ? 1.0 : 0.0) : c64(isProd ? 1 : 0);
-  else if (isFloat)
-    init = fconst(accType, isMax ? -INFINITY : INFINITY);
-  else {
-    const unsigned bits = accType->getIntegerBitWidth();
-    init = b_.getInt(isMax ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
+  llvm::Type* type = isSum || isProd ? (isFloat ? b_.getDoubleTy() : i64()) : computeType(argType);
+  if (isSum || isProd) return {type, isFloat ? fconst(type, isProd ? 1.0 : 0.0) : c64(isProd ? 1 : 0)};
+  if (isFloat) return {type, fconst(type, isMax ? -INFINITY : INFINITY)};
+  const unsigned bits = type->getIntegerBitWidth();
+  return {type, b_.getInt(isMax ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits))};
+}
+
+llvm::Value* Emitter::accumulate(const Expr& e, llvm::Value* a, llvm::Value* v) {
+  const DType argType = e.args[0]->dtype;
+  const bool isFloat = ir::isFloat(argType);
+  const bool isSum = e.op == OpId::Sum || e.op == OpId::Mean;
+  const bool isProd = e.op == OpId::Prod;
+  const bool isMax = e.op == OpId::Amax;
+  if ((isSum || isProd) && isFloat) {
+    llvm::Value* wide = b_.CreateFPExt(v, a->getType());
+    auto* step = llvm::cast<llvm::Instruction>(isProd ? b_.CreateFMul(a, wide) : b_.CreateFAdd(a, wide));
+    step->setHasAllowReassoc(true);
+    return step;
   }
-  b_.CreateStore(init, acc);
+  if (isSum || isProd) {
+    llvm::Value* wide = argType == DType::Bool ? b_.CreateZExt(v, i64()) : b_.CreateSExt(v, i64());
+    return isProd ? b_.CreateMul(a, wide) : b_.CreateAdd(a, wide);
+  }
+  if (isFloat) return b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, v);
+  return b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin, a, v);
+}
+
+llvm::Value* Emitter::finishReduce(const Expr& e, llvm::Value* r) {
+  if (e.op == OpId::Mean) {
+    llvm::Value* count = c64(1);
+    for (const ir::Dim& d : k_.reduceSizes) count = b_.CreateNSWMul(count, dim(d));
+    r = b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType()));
+  }
+  llvm::Type* result = computeType(e.dtype);
+  if (ir::isFloat(e.args[0]->dtype)) return roundTo(e.dtype, b_.CreateFPCast(r, result));
+  return b_.CreateSExtOrTrunc(r, result);
+}
+
+llvm::Value* Emitter::emitReduce(const Expr& e) {
+  const Accumulator kind = accumulatorOf(e);
+  llvm::IRBuilder<> entryBuilder(entry_, entry_->begin());
+  llvm::AllocaInst* acc = entryBuilder.CreateAlloca(kind.type, nullptr, "acc");
+  b_.CreateStore(kind.init, acc);
   nest(k_.reduceSizes, k_.outer.size(), [&] {
     llvm::Value* v = value(e.args[0]);
     if (llvm::Value* scratch = rowScratchOf(e.args[0].get()))
       tagged(b_.CreateStore(v, b_.CreateInBoundsGEP(v->getType(), scratch, innerLinear())));
-    llvm::Value* a = b_.CreateLoad(accType, acc);
-    llvm::Value* next;
-    if ((isSum || isProd) && isFloat) {
-      llvm::Value* wide = b_.CreateFPExt(v, accType);
-      auto* step = llvm::cast<llvm::Instruction>(isProd ? b_.CreateFMul(a, wide) : b_.CreateFAdd(a, wide));
-      step->setHasAllowReassoc(true);
-      next = step;
-    } else if (isSum || isProd) {
-      llvm::Value* wide = argType == DType::Bool ? b_.CreateZExt(v, i64()) : b_.CreateSExt(v, i64());
-      next = isProd ? b_.CreateMul(a, wide) : b_.CreateAdd(a, wide);
-    } else if (isFloat) {
-      next = b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, v);
-    } else {
-      next = b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin, a, v);
-    }
-    b_.CreateStore(next, acc);
+    b_.CreateStore(accumulate(e, b_.CreateLoad(kind.type, acc), v), acc);
   });
-  llvm::Value* r = b_.CreateLoad(accType, acc);
-  if (e.op == OpId::Mean) {
-    llvm::Value* count = c64(1);
-    for (const ir::Dim& d : k_.reduceSizes) count = b_.CreateNSWMul(count, dim(d));
-    r = b_.CreateFDiv(r, b_.CreateSIToFP(count, accType));
-  }
-  llvm::Type* result = computeType(e.dtype);
-  if (isFloat) return roundTo(e.dtype, b_.CreateFPCast(r, result));
-  return b_.CreateSExtOrTrunc(r, result);
+  return finishReduce(e, b_.CreateLoad(kind.type, acc));
 }
 
 }  // namespace graphc::codegen::cpu

@@ -212,6 +212,26 @@ class Emitter {
   /// llvm.maximum/minimum, which propagate NaN as torch does and which the
   /// vectoriser widens), integers in i64 (sum) or their own width.
   llvm::Value* emitReduce(const Expr& e);
+  /// A reduction's accumulator type and initial value; one step of it; its
+  /// result (mean's division, the cast to the result's dtype).
+  struct Accumulator {
+    llvm::Type* type;
+    llvm::Value* init;
+  };
+  Accumulator accumulatorOf(const Expr& e);
+  llvm::Value* accumulate(const Expr& e, llvm::Value* a, llvm::Value* v);
+  llvm::Value* finishReduce(const Expr& e, llvm::Value* r);
+
+  /// Whether a reduction kernel has one reduction, stores only each row's
+  /// result, reads every input along its last outer dim, and some input's
+  /// reduced elements a page or more apart (a bias's gradient, the sum of
+  /// [2048, 1024] over its rows): reduced row by row, each output's read
+  /// would touch a page per element.
+  static bool reducesAcrossRows(const Kernel& k, const std::vector<const Expr*>& order);
+  /// Such a kernel by tiles of up to 32 consecutive outputs: the reduced
+  /// loops outer, the tile's outputs inner, each accumulating in its own
+  /// slot, in order over the reduced loops.
+  void emitColumnReduction(const Expr& reduce);
 
   const Kernel& k_;
   llvm::Module& m_;

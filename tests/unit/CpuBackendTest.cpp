@@ -233,11 +233,62 @@ TEST(CpuExecutable, ReversingSlicesFuseWithReshapesPermutesAndReductions) {
   for (const char* text : cases) expectCpuMatchesReference(text);
 }
 
+/// A one-kernel graph's kernel, compiled alone, called directly over
+/// several partitions of its points (row-aligned; cut one point into a
+/// row and one before a row's end; random), against the reference: what
+/// any [begin, end) a parallel loop may hand it computes. `marker`: a
+/// block name the kernel's LLVM IR must hold (the path under test);
+/// `nans`: flat positions of the first input set to NaN.
+void expectKernelMatchesOverAnyRange(const char* text, const char* marker, std::vector<int64_t> nans = {}) {
+  auto m = testing::optimisedOk(text);
+  const ir::Graph& g = *m->entry();
+  const ir::Node* fused = nullptr;
+  for (const auto& n : g.body.nodes()) {
+    if (n->op != ir::OpId::Fused) continue;
+    ASSERT_EQ(fused, nullptr) << "more than one kernel:\n" << text;
+    fused = n.get();
+  }
+  ASSERT_NE(fused, nullptr) << text;
+  const codegen::kernel::Kernel kernel = codegen::kernel::lower(*fused);
+  ASSERT_NE(codegen::cpu::Jit::instance().emitLLVM(kernel).find(marker), std::string::npos)
+      << "no " << marker << ":\n"
+      << codegen::kernel::print(kernel);
+  auto compiled = codegen::cpu::Jit::instance().compile(kernel);
+  std::vector<runtime::Tensor> inputs;
+  for (const auto& p : g.body.params())
+    inputs.push_back(
+        runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), 5 + static_cast<uint64_t>(p->index())));
+  for (int64_t i : nans) inputs[0].setDouble(i, NAN);
+  const std::vector<runtime::Tensor> want = runtime::interpret(*testing::parseOk(text)->entry(), inputs);
+  int64_t points = 1;
+  for (const ir::Dim& d : kernel.outer) points *= d.size;
+  const int64_t row = kernel.outer.back().size;
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    std::vector<runtime::Tensor> got = testing::poisonedOutputs(g, inputs);
+    std::vector<void*> buffers;
+    for (const ir::Value* v : fused->operands) buffers.push_back(inputs.at(static_cast<size_t>(v->index())).data());
+    for (size_t r = 0; r < fused->numResults(); ++r) {
+      const std::vector<ir::Value*>& returned = g.body.returns;
+      const auto at = std::find(returned.begin(), returned.end(), fused->result(r));
+      ASSERT_NE(at, returned.end());
+      buffers.push_back(got.at(static_cast<size_t>(at - returned.begin())).data());
+    }
+    std::vector<int64_t> cuts = {0, points};
+    if (seed == 0) cuts.insert(cuts.end(), {row, 2 * row + 1, 5 * row - 1, 1, points - 1});
+    if (seed > 1)
+      for (uint64_t c = 0; c < 3 * seed; ++c) cuts.push_back(static_cast<int64_t>((c * 7919 + seed * 104729) % points));
+    for (int64_t& c : cuts) c = std::clamp<int64_t>(c, 0, points);
+    std::sort(cuts.begin(), cuts.end());
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) compiled->pointwise()(buffers.data(), nullptr, cuts[c], cuts[c + 1]);
+    for (size_t k = 0; k < want.size(); ++k)
+      EXPECT_TRUE(testing::allClose(got[k], want[k], testing::defaultTolerance(want[k].dtype())))
+          << "result " << k << ", cuts " << seed << " of\n"
+          << text;
+  }
+}
+
 /// A transpose's kernel (stores along the last dim, a load along the one
-/// before) goes by tiles of rows; every point of any [begin, end) a
-/// parallel loop may hand it, partial rows and tiles included, is what
-/// the reference computes. Each case is one kernel, called directly over
-/// several partitions of its points.
+/// before) goes by tiles of rows.
 TEST(CpuExecutable, TransposesByTilesMatchTheReferenceOverAnyRange) {
   const char* cases[] = {
       // Fused with another input read in order; two outputs.
@@ -250,53 +301,34 @@ TEST(CpuExecutable, TransposesByTilesMatchTheReferenceOverAnyRange) {
       "  %n = neg(%p)\n  return %n\n}\n",
       "graph @g(%x: i64[17, 33]) -> (i64[33, 17]) {\n  %p = permute(%x) {dims = [1, 0]}\n  return %p\n}\n",
   };
-  for (const char* text : cases) {
-    auto m = testing::optimisedOk(text);
-    const ir::Graph& g = *m->entry();
-    const ir::Node* fused = nullptr;
-    for (const auto& n : g.body.nodes())
-      if (n->op == ir::OpId::Fused) fused = n.get();
-    ASSERT_NE(fused, nullptr) << text;
-    const codegen::kernel::Kernel kernel = codegen::kernel::lower(*fused);
-    ASSERT_NE(codegen::cpu::Jit::instance().emitLLVM(kernel).find("tile"), std::string::npos)
-        << "not tiled:\n"
-        << codegen::kernel::print(kernel);
-    auto compiled = codegen::cpu::Jit::instance().compile(kernel);
-    std::vector<runtime::Tensor> inputs;
-    for (const auto& p : g.body.params())
-      inputs.push_back(
-          runtime::randomTensor(p->type.dtype, runtime::concreteShape(p->type), 5 + static_cast<uint64_t>(p->index())));
-    const std::vector<runtime::Tensor> want = runtime::interpret(*testing::parseOk(text)->entry(), inputs);
-    int64_t points = 1;
-    for (const ir::Dim& d : kernel.outer) points *= d.size;
-    for (uint64_t seed = 0; seed < 4; ++seed) {
-      std::vector<runtime::Tensor> got = testing::poisonedOutputs(g, inputs);
-      std::vector<void*> buffers;
-      for (const ir::Value* v : fused->operands) buffers.push_back(inputs.at(static_cast<size_t>(v->index())).data());
-      for (size_t r = 0; r < fused->numResults(); ++r) {
-        const std::vector<ir::Value*>& returned = g.body.returns;
-        const auto at = std::find(returned.begin(), returned.end(), fused->result(r));
-        ASSERT_NE(at, returned.end());
-        buffers.push_back(got.at(static_cast<size_t>(at - returned.begin())).data());
-      }
-      // Cuts: row-aligned, one point into a row, one before a row's end, random.
-      const int64_t row = kernel.outer.back().size;
-      std::vector<int64_t> cuts = {0, points};
-      if (seed == 0) cuts = {0, row, 2 * row + 1, 5 * row - 1, points};
-      if (seed > 1)
-        for (uint64_t c = 0; c < 3 * seed; ++c)
-          cuts.push_back(static_cast<int64_t>((c * 7919 + seed * 104729) % points));
-      std::sort(cuts.begin(), cuts.end());
-      for (size_t c = 0; c + 1 < cuts.size(); ++c) compiled->pointwise()(buffers.data(), nullptr, cuts[c], cuts[c + 1]);
-      for (size_t k = 0; k < want.size(); ++k)
-        EXPECT_TRUE(testing::allClose(got[k], want[k], testing::defaultTolerance(want[k].dtype())))
-            << "result " << k << ", cuts " << seed << " of\n"
-            << text;
-    }
-  }
+  for (const char* text : cases) expectKernelMatchesOverAnyRange(text, "tile");
   expectCpuMatchesReference(  // symbolic rows and row length, through the executable's own ranges
       "graph @g(%x: f32[B, 40], %y: f32[40, B]) -> (f32[40, B]) {\n"
       "  %p = permute(%x) {dims = [1, 0]}\n  %z = mul(%p, %y)\n  return %z\n}\n");
+}
+
+/// A reduction over a dim whose elements lie a page or more apart (a
+/// bias's gradient) goes by tiles of outputs, the reduced loops outer.
+TEST(CpuExecutable, ReductionsAcrossRowsMatchTheReferenceOverAnyRange) {
+  const char* cases[] = {
+      // Tiles of 32 and a partial one.
+      "graph @g(%x: f32[37, 1030]) -> (f32[1030]) {\n  %s = sum(%x) {dims = [0]}\n  return %s\n}\n",
+      // Reduced outside a kept dim.
+      "graph @g(%x: f32[5, 3, 1024]) -> (f32[3, 1024]) {\n  %s = amin(%x) {dims = [0]}\n  return %s\n}\n",
+      // Two reduced dims.
+      "graph @g(%x: f32[4, 5, 1030]) -> (f32[1030]) {\n  %s = sum(%x) {dims = [0, 1]}\n  return %s\n}\n",
+      "graph @g(%x: i64[9, 1100]) -> (i64[1100]) {\n  %s = sum(%x) {dims = [0]}\n  return %s\n}\n",
+      "graph @g(%x: bf16[33, 1050]) -> (bf16[1050]) {\n  %s = sum(%x) {dims = [0]}\n  return %s\n}\n",
+  };
+  for (const char* text : cases) expectKernelMatchesOverAnyRange(text, "columns");
+  // A NaN carried by the maximum of its column (in the first and a later
+  // row); keepdim.
+  expectKernelMatchesOverAnyRange(
+      "graph @g(%x: f32[9, 2, 1100]) -> (f32[1, 2, 1100]) {\n"
+      "  %m = amax(%x) {dims = [0], keepdim = true}\n  return %m\n}\n",
+      "columns", {7, 3 * 2200 + 1100 + 500});
+  expectCpuMatchesReference(  // a symbolic batch reduced, through the executable's own ranges
+      "graph @g(%x: f32[B, 2048]) -> (f32[2048]) {\n  %s = sum(%x) {dims = [0]}\n  return %s\n}\n");
 }
 
 TEST(CpuExecutable, CondRunsTheTakenBranch) {
