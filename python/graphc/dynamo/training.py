@@ -123,10 +123,12 @@ def _flipped_convolution(grad_output: torch.Tensor, weight: torch.Tensor, paddin
     n = weight.dim() - 2
     out_channels, per_group = weight.shape[0], weight.shape[1]
     kernel = list(weight.shape[2:])
-    # [O, C/G, k...] -> [G, O/G, C/G, k...] -> [G, C/G, O/G, k...] -> [C, O/G, k...]
-    swapped = aten.reshape.default(weight, [groups, out_channels // groups, per_group] + kernel)
-    swapped = aten.transpose.int(swapped, 1, 2)
-    swapped = aten.reshape.default(swapped, [groups * per_group, out_channels // groups] + kernel)
+    if groups == 1:  # [O, C, k...] -> [C, O, k...]: one permute, an index the kernel reads plainly
+        swapped = aten.transpose.int(weight, 0, 1)
+    else:  # [O, C/G, k...] -> [G, O/G, C/G, k...] -> [G, C/G, O/G, k...] -> [C, O/G, k...]
+        swapped = aten.reshape.default(weight, [groups, out_channels // groups, per_group] + kernel)
+        swapped = aten.transpose.int(swapped, 1, 2)
+        swapped = aten.reshape.default(swapped, [groups * per_group, out_channels // groups] + kernel)
     flipped = aten.flip.default(swapped, list(range(2, 2 + n)))
     pads = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
     return aten.convolution.default(grad_output, flipped, None, [1] * n, pads, dilation, False, [0] * n, groups)
