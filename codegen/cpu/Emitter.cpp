@@ -15,6 +15,14 @@
 #include "runtime/reference/ReferenceOps.h"
 
 namespace graphc::codegen::cpu {
+namespace {
+
+/// Whether index `e` is loop variable `v` itself.
+bool isLoopVar(const IndexPtr& e, size_t v) {
+  return e->kind == Index::Kind::Var && e->value == static_cast<int64_t>(v);
+}
+
+}  // namespace
 
 Emitter::Emitter(const Kernel& k, const std::string& name, llvm::Module& m)
     : k_(k), m_(m), ctx_(m.getContext()), b_(ctx_), signature_(signatureOf(k)) {
@@ -203,19 +211,16 @@ void Emitter::emitRuns(llvm::Value* from, llvm::Value* to) {
 bool Emitter::readsAcrossRows(const Kernel& k) {
   const size_t rank = k.outer.size();
   if (rank < 2 || k.gemm || k.attention || k.kind == ir::KernelKind::Reduction) return false;
-  const auto isVar = [](const IndexPtr& e, size_t v) {
-    return e->kind == Index::Kind::Var && e->value == static_cast<int64_t>(v);
-  };
   for (const Store& s : k.stores) {
     if (s.buffer == Store::kScores || s.index.size() != rank) return false;
     for (size_t d = 0; d < rank; ++d)
-      if (!isVar(s.index[d], d)) return false;
+      if (!isLoopVar(s.index[d], d)) return false;
   }
   const auto readsColumn = [&](const IndexPtr& e) {
     return readsVar(e, [&](int64_t v) { return v == static_cast<int64_t>(rank - 1); });
   };
   std::function<bool(const Expr&)> transposedLoad = [&](const Expr& e) {
-    if (e.kind == Expr::Kind::Load && !e.index.empty() && isVar(e.index.back(), rank - 2) &&
+    if (e.kind == Expr::Kind::Load && !e.index.empty() && isLoopVar(e.index.back(), rank - 2) &&
         std::any_of(e.index.begin(), e.index.end() - 1, readsColumn))
       return true;
     return std::any_of(e.args.begin(), e.args.end(), [&](const ExprPtr& a) { return a && transposedLoad(*a); });
@@ -300,9 +305,6 @@ bool Emitter::reducesAcrossRows(const Kernel& k, const std::vector<const Expr*>&
     if (s.insideReduction || s.buffer == Store::kScores) return false;
   // Every load the reduction reads runs along the last outer dim (its last
   // index is that loop's variable) and reads a reduced one.
-  const auto isLastOuter = [&](const IndexPtr& e) {
-    return e->kind == Index::Kind::Var && e->value == static_cast<int64_t>(rank - 1);
-  };
   const auto readsReduced = [&](const IndexPtr& e) {
     return readsVar(e, [&](int64_t v) { return v >= static_cast<int64_t>(rank); });
   };
@@ -314,7 +316,8 @@ bool Emitter::reducesAcrossRows(const Kernel& k, const std::vector<const Expr*>&
     if (e.kind == Expr::Kind::Reduce && &e != order.front()) return false;
     if (e.kind == Expr::Kind::Select) return false;
     if (e.kind == Expr::Kind::Load) {
-      if (e.index.empty() || !isLastOuter(e.index.back()) || !std::any_of(e.index.begin(), e.index.end(), readsReduced))
+      if (e.index.empty() || !isLoopVar(e.index.back(), rank - 1) ||
+          !std::any_of(e.index.begin(), e.index.end(), readsReduced))
         return false;
       const std::vector<ir::Dim>& shape = k.inputs[static_cast<size_t>(e.buffer)].type.shape;
       int64_t stride = 1;  // of dim d, in elements; a symbolic dim counts as a page
